@@ -1,0 +1,1 @@
+"""The oracle: scenario files, the replay harness and the command line."""

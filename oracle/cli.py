@@ -1,0 +1,128 @@
+"""``policy-kernel``: replay scenario files through the kernel.
+
+Exit status: 0 when every expectation holds, 1 when one fails, 2 when a file
+(or the command line) is bad.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from returns.result import Failure
+
+from oracle.rotation_replay import RotationRun, replay_rotation
+from oracle.scenarios import Scenario, expand_paths, golden_paths, load_scenario
+from oracle.verdicts import Result, format_grant_log, rotation_result
+
+__all__ = ["main", "run"]
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="policy-kernel",
+        description="Replay scheduler scenarios through the serving-policy kernel.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    replay = commands.add_parser(
+        "replay",
+        help="replay scenario files (default: every shipped golden scenario)",
+        description=(
+            "Replay scenario files or folders of them and check each against its "
+            "'expect'. With no argument, replays every golden scenario shipped in the "
+            "package. Exit status: 0 all expectations hold, 1 one fails, 2 a bad file."
+        ),
+    )
+    replay.add_argument("paths", nargs="*", metavar="FILE", help="scenario files or folders")
+    replay.add_argument(
+        "--json", action="store_true", help="print one JSON object per scenario instead"
+    )
+    return parser
+
+
+def _replay(scenario: Scenario) -> tuple[Result, RotationRun]:
+    run = replay_rotation(scenario)
+    return rotation_result(run), run
+
+
+def _render_rotation(run: RotationRun, result: Result, out: TextIO) -> None:
+    scenario = run.scenario
+    classic = scenario.classic_work
+    classic_text = classic if isinstance(classic, str) else f"at ticks {sorted(classic)}"
+    out.write(
+        f"{scenario.name} (rotation): budget {scenario.budget}, skip cap {scenario.skip_cap}, "
+        f"classic work {classic_text}\n"
+    )
+    out.write(f"  grant log  {format_grant_log(run.grant_log)}\n")
+    out.write(f"  {'request':<8} {'lane':<7} {'arrive':>6} {'slices':>6} {'grants':>6}  outcome\n")
+    for request in scenario.requests:
+        grants = sum(1 for grant in run.grants if grant.request == request.id)
+        out.write(
+            f"  {request.id!s:<8} {request.lane.label:<7} {request.arrive:>6} "
+            f"{request.slices:>6} {grants:>6}  {run.outcomes[request.id].value}\n"
+        )
+    _render_verdict(result, out)
+
+
+def _render_verdict(result: Result, out: TextIO) -> None:
+    if result.mismatches is None:
+        out.write("  (no expectation)\n\n")
+    elif not result.mismatches:
+        out.write("  PASS\n\n")
+    else:
+        for mismatch in result.mismatches:
+            out.write(
+                f"  FAIL {mismatch.field}: expected {mismatch.expected}, got {mismatch.actual}\n"
+            )
+        out.write("\n")
+
+
+def _command_replay(paths: Sequence[str], as_json: bool, out: TextIO, err: TextIO) -> int:
+    files = list(expand_paths(paths)) if paths else golden_paths()
+    if not files:
+        err.write("policy-kernel: no scenario files found\n")
+        return EXIT_BAD_INPUT
+    bad = failed = passed = 0
+    for path in files:
+        loaded = load_scenario(path)
+        if isinstance(loaded, Failure):
+            err.write(f"policy-kernel: {loaded.failure()}\n")
+            bad += 1
+            continue
+        result, run = _replay(loaded.unwrap())
+        if as_json:
+            out.write(json.dumps(result.json) + "\n")
+        else:
+            _render_rotation(run, result, out)
+        if result.passed is False:
+            failed += 1
+        elif result.passed:
+            passed += 1
+    if not as_json:
+        out.write(f"replay: {passed} passed, {failed} failed\n")
+    if bad:
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    stdout = out if out is not None else sys.stdout
+    arguments = _parser().parse_args(argv)
+    if arguments.command == "replay":
+        return _command_replay(arguments.paths, arguments.json, stdout, sys.stderr)
+    return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
+
+
+def run() -> None:
+    """The console entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,149 @@
+"""The rotation driver: plays a scenario through the kernel, tick by tick.
+
+This is the imperative shell of the tick protocol: it owns the clock (tick
+numbers), the model (each request's remaining slices) and the host's verdicts
+(lanes, may-wait, decline, cancels), and lets :func:`policy.apply_event` make
+every decision. It records every event and step so that tests can check the
+specification's invariants after each one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from returns.result import Failure
+
+from oracle.rotation_scenario import CancelAfterPark, CancelAtTick, RotationScenario
+from policy import (
+    Arrival,
+    Branch,
+    Cancel,
+    Ended,
+    Ending,
+    Event,
+    GrantEnd,
+    RequestId,
+    RotationState,
+    RoundResult,
+    Step,
+    Tick,
+    apply_event,
+    initial_state,
+    live_requests,
+)
+
+__all__ = ["RotationRun", "TickRecord", "replay_rotation"]
+
+
+@dataclass(frozen=True, slots=True)
+class TickRecord:
+    """Every event applied during one tick, with the step it produced."""
+
+    tick: int
+    steps: tuple[tuple[Event, Step], ...]
+
+    @property
+    def model_actions(self) -> int:
+        """Model actions run in this tick: slices 0, rounds and cancelled no-op rounds."""
+        return sum(
+            1
+            for _, step in self.steps
+            if step.outcome.action is not None or Branch.CANCELLED_JOB in step.outcome.branches
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RotationRun:
+    """What happened when a scenario was replayed."""
+
+    scenario: RotationScenario
+    grants: tuple[GrantEnd, ...]
+    endings: tuple[Ended, ...]  # in the order they happened
+    ticks: tuple[TickRecord, ...]
+    final_state: RotationState
+
+    @property
+    def outcomes(self) -> Mapping[RequestId, Ending]:
+        return {ended.request: ended.ending for ended in self.endings}
+
+    @property
+    def grant_log(self) -> tuple[tuple[RequestId, int], ...]:
+        return tuple((grant.request, grant.slices) for grant in self.grants)
+
+
+class _Replay:
+    """Mutable bookkeeping of one replay; the kernel state itself stays immutable."""
+
+    def __init__(self, scenario: RotationScenario) -> None:
+        self.scenario = scenario
+        self.state = initial_state(scenario.skip_cap)
+        self.remaining = {request.id: request.slices for request in scenario.requests}
+        self.parks = dict.fromkeys(self.remaining, 0)
+        self.cancels = {request.id: request.cancel for request in scenario.requests}
+        self.grants: list[GrantEnd] = []
+        self.endings: list[Ended] = []
+        self.steps: list[tuple[Event, Step]] = []
+
+    def apply(self, event: Event) -> Step:
+        result = apply_event(self.state, event)
+        if isinstance(result, Failure):
+            raise RuntimeError(f"the kernel refused a driver event: {result.failure()}")
+        step = result.unwrap()
+        self.state = step.state
+        self.steps.append((event, step))
+        self.grants.extend(step.outcome.grants)
+        self.endings.extend(step.outcome.ended)
+        for grant in step.outcome.grants:
+            if grant.parked:
+                self.parks[grant.request] += 1
+                if self.cancels[grant.request] == CancelAfterPark(self.parks[grant.request]):
+                    self.apply(Cancel(grant.request))
+        action = step.outcome.action
+        if action is not None:
+            # The model runs the slice; the host reports whether it finished the job.
+            self.remaining[action.request] -= 1
+            self.apply(RoundResult(finished=self.remaining[action.request] == 0))
+        return step
+
+    def settled(self, tick: int) -> bool:
+        last_arrival = max(request.arrive for request in self.scenario.requests)
+        return tick > last_arrival and len(self.endings) == len(self.scenario.requests)
+
+
+def replay_rotation(scenario: RotationScenario) -> RotationRun:
+    """Play ``scenario`` until every request has ended; record everything."""
+    replay = _Replay(scenario)
+    declined = frozenset(r.id for r in scenario.requests if r.declined_at_promotion)
+    total_slices = sum(request.slices for request in scenario.requests)
+    tick_limit = (
+        max(request.arrive for request in scenario.requests)
+        + 2 * (total_slices + 2 * len(scenario.requests))
+        + 10
+    )
+    ticks: list[TickRecord] = []
+    tick = 0
+    while not replay.settled(tick):
+        if tick > tick_limit:
+            raise RuntimeError(f"scenario {scenario.name!r} did not settle in {tick_limit} ticks")
+        first = len(replay.steps)
+        for request in scenario.requests:
+            if request.arrive != tick:
+                continue
+            step = replay.apply(
+                Arrival(request.id, request.lane, scenario.budget, may_wait=request.may_wait)
+            )
+            entered_backlog = request.id in live_requests(replay.state) and (
+                step.outcome.action is None
+            )
+            if request.cancel == "waiting" and entered_backlog:
+                replay.apply(Cancel(request.id))
+        for request in scenario.requests:
+            if request.cancel == CancelAtTick(tick) and request.id in live_requests(replay.state):
+                replay.apply(Cancel(request.id))
+        replay.apply(Tick(scenario.budget, scenario.has_classic_work(tick), declined))
+        ticks.append(TickRecord(tick, tuple(replay.steps[first:])))
+        tick += 1
+    return RotationRun(
+        scenario, tuple(replay.grants), tuple(replay.endings), tuple(ticks), replay.state
+    )

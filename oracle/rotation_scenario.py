@@ -1,0 +1,200 @@
+"""Rotation scenario files: the data a grant schedule is replayed from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from oracle.fields import Node
+from policy import Ending, Lane, RequestId, parse_grant_rounds, parse_lane
+from policy.rotation import SKIP_CAP
+
+__all__ = [
+    "CancelAfterPark",
+    "CancelAtTick",
+    "CancelRule",
+    "RotationExpect",
+    "RotationRequest",
+    "RotationScenario",
+    "read_rotation",
+]
+
+_OUTCOMES = {ending.value: ending for ending in Ending}
+
+
+@dataclass(frozen=True, slots=True)
+class CancelAtTick:
+    """Cancel at the given tick, after that tick's arrivals."""
+
+    tick: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelAfterPark:
+    """Cancel right after the request's n-th park."""
+
+    parks: int
+
+
+#: ``"waiting"``: cancel right after the request enters the backlog.
+CancelRule = Literal["waiting"] | CancelAtTick | CancelAfterPark
+
+
+@dataclass(frozen=True, slots=True)
+class RotationRequest:
+    id: RequestId
+    lane: Lane
+    slices: int  # total slices, slice 0 included
+    arrive: int = 0
+    may_wait: bool = True
+    declined_at_promotion: bool = False
+    cancel: CancelRule | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RotationExpect:
+    grants: tuple[tuple[RequestId, int], ...] | None
+    outcomes: Mapping[RequestId, Ending] | None
+
+
+@dataclass(frozen=True, slots=True)
+class RotationScenario:
+    name: str
+    description: str
+    budget: int
+    skip_cap: int
+    classic_work: Literal["never", "always"] | frozenset[int]
+    requests: tuple[RotationRequest, ...]
+    expect: RotationExpect | None
+
+    def has_classic_work(self, tick: int) -> bool:
+        """Whether other requests have classic work at ``tick``."""
+        match self.classic_work:
+            case "never":
+                return False
+            case "always":
+                return True
+            case ticks:
+                return tick in ticks
+
+
+_COMMON = {"description", "derivation", "expect"}
+
+
+def read_rotation(doc: Node) -> RotationScenario:
+    """A rotation scenario from its parsed document (raises FieldError)."""
+    doc.object(
+        {"kind", "name", "requests"},
+        _COMMON | {"budget", "budget_setting", "skip_cap", "classic_work"},
+    )
+    if doc.has("budget") == doc.has("budget_setting"):
+        raise doc.fail("give exactly one of budget (an integer) or budget_setting (raw text)")
+    budget_node = doc.optional("budget")
+    budget = (
+        budget_node.integer(0)
+        if budget_node is not None
+        else parse_grant_rounds(doc.child("budget_setting").string())
+    )
+    skip_cap_node = doc.optional("skip_cap")
+    requests = tuple(_read_request(node) for node in doc.child("requests").items())
+    if not requests:
+        raise doc.child("requests").fail("must list at least one request")
+    ids = [request.id for request in requests]
+    for index, request in enumerate(requests):
+        if ids.index(request.id) != index:
+            raise (
+                doc.child("requests")
+                .child(index)
+                .child("id")
+                .fail(f"duplicate request id {request.id!r}")
+            )
+    expect_node = doc.optional("expect")
+    return RotationScenario(
+        name=doc.child("name").string(),
+        description=_read_description(doc),
+        budget=budget,
+        skip_cap=SKIP_CAP if skip_cap_node is None else skip_cap_node.integer(1),
+        classic_work=_read_classic_work(doc.optional("classic_work")),
+        requests=requests,
+        expect=None if expect_node is None else _read_expect(expect_node, set(ids)),
+    )
+
+
+def _read_description(doc: Node) -> str:
+    node = doc.optional("description")
+    derivation = doc.optional("derivation")
+    if derivation is not None:
+        for line in derivation.items():
+            line.string()
+    return "" if node is None else node.string()
+
+
+def _read_classic_work(node: Node | None) -> Literal["never", "always"] | frozenset[int]:
+    if node is None:
+        return "never"
+    if node.value == "never":
+        return "never"
+    if node.value == "always":
+        return "always"
+    if isinstance(node.value, list):
+        return frozenset(tick.integer(0) for tick in node.items())
+    raise node.fail('must be "never", "always" or an array of tick numbers')
+
+
+def _read_request(node: Node) -> RotationRequest:
+    node.object({"id", "slices"}, {"lane", "arrive", "may_wait", "declined_at_promotion", "cancel"})
+    lane = node.optional("lane")
+    arrive = node.optional("arrive")
+    may_wait = node.optional("may_wait")
+    declined = node.optional("declined_at_promotion")
+    cancel = node.optional("cancel")
+    return RotationRequest(
+        id=node.child("id").identity(),
+        lane=Lane.NORMAL if lane is None else parse_lane(lane.string()),
+        slices=node.child("slices").integer(1),
+        arrive=0 if arrive is None else arrive.integer(0),
+        may_wait=True if may_wait is None else may_wait.boolean(),
+        declined_at_promotion=False if declined is None else declined.boolean(),
+        cancel=None if cancel is None else _read_cancel(cancel),
+    )
+
+
+def _read_cancel(node: Node) -> CancelRule:
+    if node.value == "waiting":
+        return "waiting"
+    if isinstance(node.value, dict) and len(node.value) == 1:
+        if node.has("after_park"):
+            return CancelAfterPark(node.child("after_park").integer(1))
+        if node.has("tick"):
+            return CancelAtTick(node.child("tick").integer(0))
+    raise node.fail('must be "waiting", {"after_park": N} or {"tick": N}')
+
+
+def _read_expect(node: Node, ids: set[RequestId]) -> RotationExpect:
+    node.object(set(), {"grants", "outcomes"})
+    grants_node = node.optional("grants")
+    outcomes_node = node.optional("outcomes")
+    grants: tuple[tuple[RequestId, int], ...] | None = None
+    if grants_node is not None:
+        pairs = []
+        for pair in grants_node.items():
+            if not isinstance(pair.value, list) or len(pair.value) != 2:
+                raise pair.fail("must be a [request id, slices] pair")
+            request = pair.child(0).identity()
+            if request not in ids:
+                raise pair.child(0).fail(f"names no request of the scenario: {request!r}")
+            pairs.append((request, pair.child(1).integer(1)))
+        grants = tuple(pairs)
+    outcomes: dict[RequestId, Ending] | None = None
+    if outcomes_node is not None:
+        outcomes = {}
+        by_text = {str(request): request for request in ids}
+        for key, value in outcomes_node.entries():
+            if key not in by_text:
+                raise value.fail(f"names no request of the scenario: {key!r}")
+            text = value.string()
+            if text not in _OUTCOMES:
+                raise value.fail(f"must be one of {', '.join(_OUTCOMES)}")
+            outcomes[by_text[key]] = _OUTCOMES[text]
+    return RotationExpect(grants, outcomes)
