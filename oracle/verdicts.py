@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from oracle.rotation_replay import RotationRun
 from policy import RequestId
 
-__all__ = ["Mismatch", "Result", "rotation_result", "format_grant_log"]
+__all__ = ["Mismatch", "Result", "format_grant_log", "rotation_result"]
 
 JsonObject = dict[str, object]
 
