@@ -119,3 +119,10 @@ def test_starvation_bound_with_entries_ahead(ahead: list[BacklogEntry], skip_cap
     backlog = GrantBacklog(pvector(ahead)).append(BacklogEntry("lower", Lane.LOW, EntryKind.WAITER))
     bound = skip_cap + 1 + len(ahead)
     assert _decisions_until_granted(backlog, "lower", skip_cap) <= bound
+
+
+@given(backlog_entries)
+def test_an_entry_enters_the_backlog_with_no_skips(entry: BacklogEntry) -> None:
+    # A parked job re-enters at the back as a new entry: its old count is gone.
+    backlog = GrantBacklog().append(entry)
+    assert [(e.request, e.skipped) for e in backlog] == [(entry.request, 0)]
