@@ -14,9 +14,19 @@ from typing import TextIO
 
 from returns.result import Failure
 
+from oracle.admission_replay import replay_admission
+from oracle.admission_run import AdmissionRun
+from oracle.admission_scenario import PoolEngine
 from oracle.rotation_replay import RotationRun, replay_rotation
+from oracle.rotation_scenario import RotationScenario
 from oracle.scenarios import Scenario, expand_paths, golden_paths, load_scenario
-from oracle.verdicts import Result, format_grant_log, rotation_result
+from oracle.verdicts import (
+    Result,
+    admission_result,
+    format_grant_log,
+    format_number,
+    rotation_result,
+)
 
 __all__ = ["main", "run"]
 
@@ -45,9 +55,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _replay(scenario: Scenario) -> tuple[Result, RotationRun]:
-    run = replay_rotation(scenario)
-    return rotation_result(run), run
+def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Result:
+    if isinstance(scenario, RotationScenario):
+        run = replay_rotation(scenario)
+        result = rotation_result(run)
+        if not as_json:
+            _render_rotation(run, result, out)
+    else:
+        admission = replay_admission(scenario)
+        result = admission_result(admission)
+        if not as_json:
+            _render_admission(admission, result, out)
+    if as_json:
+        out.write(json.dumps(result.json) + "\n")
+    return result
 
 
 def _render_rotation(run: RotationRun, result: Result, out: TextIO) -> None:
@@ -66,6 +87,23 @@ def _render_rotation(run: RotationRun, result: Result, out: TextIO) -> None:
             f"  {request.id!s:<8} {request.lane.label:<7} {request.arrive:>6} "
             f"{request.slices:>6} {grants:>6}  {run.outcomes[request.id].value}\n"
         )
+    _render_verdict(result, out)
+
+
+def _render_admission(run: AdmissionRun, result: Result, out: TextIO) -> None:
+    scenario = run.scenario
+    engine = scenario.engine
+    if isinstance(engine, PoolEngine):
+        setting = f"pool engine, cap {engine.cap}"
+    else:
+        setting = (
+            f"step engine, budget {engine.budget}, chunk {engine.chunk}, "
+            f"iteration {format_number(engine.iteration_cost)} s, max running "
+            f"{engine.max_running}, KV {engine.blocks} x {engine.block_size}"
+        )
+    out.write(f"{scenario.name} (admission): {setting}, keys at {scenario.policy.timing}\n")
+    out.write(f"  selected     {', '.join(map(str, run.selected))}\n")
+    out.write(f"  admitted at  {', '.join(map(format_number, run.admitted_at))}\n")
     _render_verdict(result, out)
 
 
@@ -94,11 +132,7 @@ def _command_replay(paths: Sequence[str], as_json: bool, out: TextIO, err: TextI
             err.write(f"policy-kernel: {loaded.failure()}\n")
             bad += 1
             continue
-        result, run = _replay(loaded.unwrap())
-        if as_json:
-            out.write(json.dumps(result.json) + "\n")
-        else:
-            _render_rotation(run, result, out)
+        result = _replay(loaded.unwrap(), out, as_json)
         if result.passed is False:
             failed += 1
         elif result.passed:

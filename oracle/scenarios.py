@@ -10,14 +10,15 @@ from pathlib import Path
 
 from returns.result import Failure, Result, Success
 
+from oracle.admission_scenario import AdmissionScenario, read_admission
 from oracle.fields import FieldError, Node
 from oracle.rotation_scenario import RotationScenario, read_rotation
 
 __all__ = ["Scenario", "ScenarioError", "expand_paths", "golden_paths", "load_scenario"]
 
-Scenario = RotationScenario
+Scenario = RotationScenario | AdmissionScenario
 
-_KINDS = ("rotation",)
+_KINDS = ("rotation", "admission")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,8 @@ def read_scenario(doc: object) -> Scenario:
         raise kind.fail("is required")
     if kind.value == "rotation":
         return read_rotation(root)
+    if kind.value == "admission":
+        return read_admission(root)
     raise kind.fail(f"must be one of {', '.join(map(repr, _KINDS))}")
 
 

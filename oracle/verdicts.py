@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from oracle.admission_run import AdmissionRun
 from oracle.rotation_replay import RotationRun
 from policy import RequestId
 
-__all__ = ["Mismatch", "Result", "format_grant_log", "rotation_result"]
+__all__ = [
+    "Mismatch",
+    "Result",
+    "admission_result",
+    "format_grant_log",
+    "format_number",
+    "rotation_result",
+]
 
 JsonObject = dict[str, object]
 
@@ -61,5 +70,74 @@ def rotation_result(run: RotationRun) -> Result:
         actual = run.outcomes[request]
         if actual is not ending:
             mismatches.append(Mismatch(f"outcomes.{request}", ending.value, actual.value))
+    body["passed"] = not mismatches
+    return Result(body, tuple(mismatches))
+
+
+def format_number(value: float) -> str:
+    """A time as people write it: ``4`` rather than ``4.0``."""
+    return str(json_number(value))
+
+
+def json_number(value: float) -> float | int:
+    """Integral times as JSON integers (``4``), others as they are."""
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def _format_list(values: Sequence[object]) -> str:
+    return (
+        "[" + ", ".join(format_number(v) if isinstance(v, float) else str(v) for v in values) + "]"
+    )
+
+
+def _same_times(expected: Sequence[float], actual: Sequence[float]) -> bool:
+    # Times are sums of float costs (0.001 s iterations): compare to a nanosecond.
+    return len(expected) == len(actual) and all(
+        math.isclose(e, a, rel_tol=1e-9, abs_tol=1e-9)
+        for e, a in zip(expected, actual, strict=True)
+    )
+
+
+def _optional_number(value: float | None) -> float | int | None:
+    return None if value is None else json_number(value)
+
+
+def admission_result(run: AdmissionRun) -> Result:
+    """The contract object of an admission replay and its verdict."""
+    scenario = run.scenario
+    body: JsonObject = {
+        "name": scenario.name,
+        "kind": "admission",
+        "selected": list(run.selected),
+        "admitted_at": [json_number(t) for t in run.admitted_at],
+        "requests": [
+            {
+                "id": record.id,
+                "serial": record.serial,
+                "enqueued_at": json_number(record.enqueued_at),
+                "admitted_at": [json_number(t) for t in record.admitted_at],
+                "first_token_at": None
+                if record.first_token_at is None
+                else json_number(record.first_token_at),
+                "finished_at": None
+                if record.finished_at is None
+                else json_number(record.finished_at),
+                "preemptions": record.preemptions,
+            }
+            for record in run.records
+        ],
+    }
+    if scenario.expect is None:
+        return Result(body, None)
+    mismatches: list[Mismatch] = []
+    if scenario.expect.selected is not None and scenario.expect.selected != run.selected:
+        mismatches.append(
+            Mismatch("selected", _format_list(scenario.expect.selected), _format_list(run.selected))
+        )
+    expected_times = scenario.expect.admitted_at
+    if expected_times is not None and not _same_times(expected_times, run.admitted_at):
+        mismatches.append(
+            Mismatch("admitted_at", _format_list(expected_times), _format_list(run.admitted_at))
+        )
     body["passed"] = not mismatches
     return Result(body, tuple(mismatches))

@@ -1,0 +1,18 @@
+"""Admission replays: each engine admits through the kernel's one selection
+function (:func:`policy.waiting.attempt_admission`)."""
+
+from __future__ import annotations
+
+from oracle.admission_run import AdmissionRun
+from oracle.admission_scenario import AdmissionScenario, PoolEngine
+from oracle.pool_engine import run_pool
+from oracle.step_engine import run_step
+
+__all__ = ["replay_admission"]
+
+
+def replay_admission(scenario: AdmissionScenario) -> AdmissionRun:
+    """Replay ``scenario`` with the engine it names."""
+    if isinstance(scenario.engine, PoolEngine):
+        return run_pool(scenario)
+    return run_step(scenario)

@@ -1,0 +1,32 @@
+"""What an admission replay produced: the admission order and per-request records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from oracle.admission_scenario import AdmissionScenario
+
+__all__ = ["AdmissionRun", "RequestRecord"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """What happened to one request."""
+
+    id: str | int
+    serial: int
+    enqueued_at: float
+    admitted_at: tuple[float, ...] = ()  # every admission, re-admissions included
+    first_token_at: float | None = None
+    finished_at: float | None = None
+    preemptions: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionRun:
+    """A replayed admission scenario: the admission order and every request's record."""
+
+    scenario: AdmissionScenario
+    selected: tuple[str | int, ...]  # each admission's request, in order
+    admitted_at: tuple[float, ...]  # the time of each of those admissions
+    records: tuple[RequestRecord, ...] = field(default=())

@@ -1,0 +1,270 @@
+"""Admission scenario files: waiting requests, a queue policy and an engine."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from returns.result import Failure
+
+from oracle.fields import FieldError, Node
+from policy.waiting import PolicyError, QueuePolicy, load_policy
+
+__all__ = [
+    "AdmissionExpect",
+    "AdmissionScenario",
+    "PoolEngine",
+    "PoolRequest",
+    "StepEngine",
+    "StepRequest",
+    "read_admission",
+]
+
+AttributeValue = float | bool
+
+
+@dataclass(frozen=True, slots=True)
+class PoolEngine:
+    """A capacity pool: a request holds ``units`` of ``cap`` for its ``hold``."""
+
+    cap: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepEngine:
+    """A continuous-batching stage (semantics: docs/harness.md, 'Step engine')."""
+
+    budget: int  # tokens per iteration
+    chunk: int  # the most prefill tokens one request takes per iteration
+    iteration_cost: float  # seconds per iteration
+    max_running: int
+    blocks: int  # KV blocks in the pool
+    block_size: int  # tokens per block
+    stage: str = "engine"  # the name keys use in budget_left(...)
+    horizon: float | None = None  # stop admitting and running at this time
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRequest:
+    id: str | int
+    serial: int
+    enqueue: float
+    attrs: Mapping[str, AttributeValue]
+    units: int
+    hold: float
+
+
+@dataclass(frozen=True, slots=True)
+class StepRequest:
+    id: str | int
+    serial: int
+    enqueue: float
+    attrs: Mapping[str, AttributeValue]  # prompt and out included
+    prompt: int
+    out: int
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionExpect:
+    selected: tuple[str | int, ...] | None
+    admitted_at: tuple[float, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionScenario:
+    name: str
+    description: str
+    engine: PoolEngine | StepEngine
+    policy: QueuePolicy
+    policy_document: object  # as written in the file, for round-trip checks
+    requests: tuple[PoolRequest | StepRequest, ...]
+    expect: AdmissionExpect | None
+
+
+_COMMON = {"description", "derivation", "expect"}
+_STEP_FIELDS = {"budget", "chunk", "iteration_cost", "max_running", "blocks", "block_size"}
+
+
+def read_admission(doc: Node) -> AdmissionScenario:
+    """An admission scenario from its parsed document (raises FieldError)."""
+    doc.object({"kind", "name", "engine", "policy", "requests"}, _COMMON | {"pool", "step"})
+    engine_name = doc.child("engine")
+    engine: PoolEngine | StepEngine
+    if engine_name.value == "pool":
+        if doc.has("step"):
+            raise doc.child("step").fail('belongs to engine "step"')
+        engine = _read_pool(doc.child("pool"))
+    elif engine_name.value == "step":
+        if doc.has("pool"):
+            raise doc.child("pool").fail('belongs to engine "pool"')
+        engine = _read_step(doc.child("step"))
+    else:
+        raise engine_name.fail('must be "pool" or "step"')
+    policy_node = doc.child("policy")
+    policy = _read_policy(policy_node)
+    requests_node = doc.child("requests")
+    requests: tuple[PoolRequest | StepRequest, ...]
+    if isinstance(engine, PoolEngine):
+        requests = tuple(
+            _read_pool_request(node, index, engine)
+            for index, node in enumerate(requests_node.items())
+        )
+    else:
+        requests = tuple(
+            _read_step_request(node, index, engine)
+            for index, node in enumerate(requests_node.items())
+        )
+    if not requests:
+        raise requests_node.fail("must list at least one request")
+    seen: dict[str | int, int] = {}
+    for index, request in enumerate(requests):
+        if request.id in seen:
+            raise (
+                requests_node.child(index)
+                .child("id")
+                .fail(f"duplicate request id {request.id!r} (also requests[{seen[request.id]}])")
+            )
+        seen[request.id] = index
+        missing = sorted(policy.attributes_read - request.attrs.keys())
+        if missing:
+            raise (
+                requests_node.child(index)
+                .child("attrs")
+                .fail(f"lacks attribute {missing[0]!r}, which the policy's keys read")
+            )
+    expect_node = doc.optional("expect")
+    return AdmissionScenario(
+        name=doc.child("name").string(),
+        description=_read_description(doc),
+        engine=engine,
+        policy=policy,
+        policy_document=policy_node.value,
+        requests=requests,
+        expect=None if expect_node is None else _read_expect(expect_node, set(seen)),
+    )
+
+
+def _read_description(doc: Node) -> str:
+    derivation = doc.optional("derivation")
+    if derivation is not None:
+        for line in derivation.items():
+            line.string()
+    node = doc.optional("description")
+    return "" if node is None else node.string()
+
+
+def _read_policy(node: Node) -> QueuePolicy:
+    loaded = load_policy(node.value)
+    if isinstance(loaded, Failure):
+        error: PolicyError = loaded.failure()
+        path = f"{node.path}.{error.path}" if error.path else node.path
+        raise FieldError(path, str(PolicyError("", error.message, error.line, error.column)))
+    return loaded.unwrap()
+
+
+def _read_pool(node: Node) -> PoolEngine:
+    node.object({"cap"}, set())
+    return PoolEngine(cap=node.child("cap").integer(1))
+
+
+def _read_step(node: Node) -> StepEngine:
+    node.object(_STEP_FIELDS, {"stage", "horizon"})
+    stage = node.optional("stage")
+    horizon = node.optional("horizon")
+    cost = node.child("iteration_cost").number()
+    if cost <= 0:
+        raise node.child("iteration_cost").fail("must be a number > 0")
+    return StepEngine(
+        budget=node.child("budget").integer(1),
+        chunk=node.child("chunk").integer(1),
+        iteration_cost=cost,
+        max_running=node.child("max_running").integer(1),
+        blocks=node.child("blocks").integer(1),
+        block_size=node.child("block_size").integer(1),
+        stage="engine" if stage is None else _stage_name(stage),
+        horizon=None if horizon is None else horizon.number(),
+    )
+
+
+def _stage_name(node: Node) -> str:
+    name = node.string()
+    if not name.isidentifier():
+        raise node.fail("must be a name (letters, digits, underscores)")
+    return name
+
+
+def _read_attrs(node: Node | None, reserved: frozenset[str]) -> dict[str, AttributeValue]:
+    attrs: dict[str, AttributeValue] = {}
+    if node is None:
+        return attrs
+    for name, value in node.entries():
+        if name in reserved:
+            raise value.fail(f"is set by the engine from the request's {name!r} field")
+        if isinstance(value.value, bool):
+            attrs[name] = value.value
+        elif isinstance(value.value, int | float):
+            attrs[name] = value.number(minimum=float("-inf"))
+        else:
+            raise value.fail("must be a number or true/false")
+    return attrs
+
+
+def _read_common(node: Node, index: int) -> tuple[str | int, int, float]:
+    serial = node.optional("serial")
+    enqueue = node.optional("enqueue")
+    return (
+        node.child("id").identity(),
+        index if serial is None else serial.integer(0),
+        0.0 if enqueue is None else enqueue.number(),
+    )
+
+
+def _read_pool_request(node: Node, index: int, engine: PoolEngine) -> PoolRequest:
+    node.object({"id", "hold"}, {"serial", "enqueue", "attrs", "units"})
+    identity, serial, enqueue = _read_common(node, index)
+    units_node = node.optional("units")
+    units = 1 if units_node is None else units_node.integer(1)
+    if units > engine.cap:
+        raise node.child("units").fail(
+            f"{units} units can never fit in a pool of capacity {engine.cap}"
+        )
+    return PoolRequest(
+        identity,
+        serial,
+        enqueue,
+        _read_attrs(node.optional("attrs"), frozenset()),
+        units,
+        node.child("hold").number(),
+    )
+
+
+def _read_step_request(node: Node, index: int, engine: StepEngine) -> StepRequest:
+    node.object({"id", "prompt", "out"}, {"serial", "enqueue", "attrs"})
+    identity, serial, enqueue = _read_common(node, index)
+    prompt = node.child("prompt").integer(1)
+    out = node.child("out").integer(1)
+    pool_tokens = engine.blocks * engine.block_size
+    if prompt + out > pool_tokens:
+        raise node.fail(
+            f"needs {prompt + out} tokens of KV at its end, more than the pool's "
+            f"{engine.blocks} x {engine.block_size} = {pool_tokens}: it could never finish"
+        )
+    attrs = _read_attrs(node.optional("attrs"), frozenset({"prompt", "out"}))
+    attrs |= {"prompt": float(prompt), "out": float(out)}
+    return StepRequest(identity, serial, enqueue, attrs, prompt, out)
+
+
+def _read_expect(node: Node, ids: set[str | int]) -> AdmissionExpect:
+    node.object(set(), {"selected", "admitted_at"})
+    selected_node = node.optional("selected")
+    admitted_node = node.optional("admitted_at")
+    selected = None
+    if selected_node is not None:
+        selected = tuple(item.identity() for item in selected_node.items())
+        for index, request in enumerate(selected):
+            if request not in ids:
+                raise selected_node.child(index).fail(f"names no request: {request!r}")
+    admitted = None
+    if admitted_node is not None:
+        admitted = tuple(item.number() for item in admitted_node.items())
+    return AdmissionExpect(selected, admitted)
