@@ -96,9 +96,14 @@ class Node:
         """A finite number >= ``minimum``."""
         if isinstance(self.value, bool) or not isinstance(self.value, int | float):
             raise self.fail(f"must be a number >= {minimum:g}")
-        number = float(self.value)
-        if not math.isfinite(number) or number < minimum:
-            raise self.fail(f"must be a finite number >= {minimum:g}")
+        try:
+            number = float(self.value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise self.fail("must be a finite number")
+        if number < minimum:
+            raise self.fail(f"must be a number >= {minimum:g}")
         return number
 
     def identity(self) -> str | int:
