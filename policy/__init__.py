@@ -5,7 +5,8 @@ Speculative slot rotation: :mod:`policy.rotation` (the pure decisions),
 state machine). Nothing in this package does I/O or reads hidden inputs.
 """
 
-from policy.backlog import BacklogEntry, EntryKind, GrantBacklog, RequestId, take_next_grantee
+from policy.backlog import BacklogEntry, EntryKind, GrantBacklog, take_next_grantee
+from policy.identity import RequestId
 from policy.lanes import Lane, parse_lane
 from policy.protocol import (
     ActiveJob,

@@ -11,19 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TypeAlias
 
 from pyrsistent import pvector
 from pyrsistent.typing import PVector
 from returns.maybe import Maybe, Nothing, Some
 
+from policy.identity import RequestId
 from policy.lanes import Lane
 from policy.rotation import SKIP_CAP, next_grant_index
 
-__all__ = ["BacklogEntry", "EntryKind", "GrantBacklog", "RequestId", "take_next_grantee"]
-
-#: A request's identity as the host names it.
-RequestId: TypeAlias = str | int
+__all__ = ["BacklogEntry", "EntryKind", "GrantBacklog", "take_next_grantee"]
 
 
 class EntryKind(Enum):

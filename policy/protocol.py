@@ -53,7 +53,8 @@ from enum import Enum
 from returns.maybe import Some
 from returns.result import Failure, Result, Success
 
-from policy.backlog import BacklogEntry, EntryKind, GrantBacklog, RequestId, take_next_grantee
+from policy.backlog import BacklogEntry, EntryKind, GrantBacklog, take_next_grantee
+from policy.identity import RequestId
 from policy.lanes import Lane
 from policy.rotation import SKIP_CAP, backlog_admits, slice_grant_expired, slice_takes_tick
 

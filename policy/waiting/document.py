@@ -1,0 +1,173 @@
+"""The versioned JSON document of a queue policy: load, validate, dump.
+
+::
+
+    {"format": "serving-policy-kernel/queue-policy", "version": 1,
+     "let": {"short_tokens": 128},
+     "attributes": {"prompt": "visible", "out": "hidden"},
+     "keys": ["prompt <= short_tokens ? 0 : 1", {"var": "serial"}],
+     "timing": "selection"}
+
+Only ``keys`` is needed; ``format`` and ``version`` may be left out (a policy
+embedded in a scenario), but when present they must be these. Leaving ``keys``
+out means FIFO; an empty list is refused. Keys are text or JSON trees
+(:mod:`policy.waiting.tree_json`); :func:`dump_policy` writes them as text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from returns.result import Failure, Result, Success
+
+from policy.waiting.errors import PolicyError
+from policy.waiting.expr import Expr
+from policy.waiting.parse import parse_expression, unparse
+from policy.waiting.queue_policy import (
+    EMPTY_KEYS_MESSAGE,
+    TIMINGS,
+    VISIBILITIES,
+    QueuePolicy,
+    Timing,
+    Visibility,
+    make_policy,
+)
+from policy.waiting.tree_json import JsonValue, expr_from_json
+
+FORMAT: Final = "serving-policy-kernel/queue-policy"
+VERSION: Final = 1
+_FIELDS: Final = ("format", "version", "let", "attributes", "keys", "timing")
+
+
+def _read_object(
+    doc: dict[str, JsonValue], field: str
+) -> Result[dict[str, JsonValue], PolicyError]:
+    value = doc.get(field, {})
+    if not isinstance(value, dict):
+        return Failure(PolicyError(field, "must be a JSON object"))
+    return Success(value)
+
+
+def _read_keys(raw: JsonValue, constants: dict[str, JsonValue]) -> Result[list[Expr], PolicyError]:
+    if not isinstance(raw, list):
+        return Failure(
+            PolicyError("keys", "must be a list of keys (text or trees); leave it out for FIFO")
+        )
+    if not raw:
+        return Failure(PolicyError("keys", EMPTY_KEYS_MESSAGE))
+    trees: list[Expr] = []
+    for index, key in enumerate(raw):
+        path = f"keys[{index}]"
+        if isinstance(key, str):
+            parsed = parse_expression(key, constants.keys())
+            if isinstance(parsed, Failure):
+                return Failure(parsed.failure().at(path))
+        elif isinstance(key, dict):
+            parsed = expr_from_json(key, path)
+        else:
+            return Failure(PolicyError(path, "a key must be expression text or a JSON tree"))
+        if isinstance(parsed, Failure):
+            return Failure(parsed.failure())
+        trees.append(parsed.unwrap())
+    return Success(trees)
+
+
+def load_policy(doc: JsonValue) -> Result[QueuePolicy, PolicyError]:
+    """A queue policy from its already-parsed JSON document, or why it is refused.
+
+    >>> load_policy({"keys": ["serial"]}).unwrap().keys
+    (Var(name='serial'),)
+    >>> print(load_policy({"version": 2, "keys": ["serial"]}).failure())
+    version: this library reads queue-policy version 1, not 2
+    """
+    if not isinstance(doc, dict):
+        return Failure(PolicyError("", "a queue policy must be a JSON object"))
+    for field in doc:
+        if field not in _FIELDS:
+            return Failure(
+                PolicyError(str(field), f"unknown field (expected one of {', '.join(_FIELDS)})")
+            )
+    if doc.get("format", FORMAT) != FORMAT:
+        return Failure(PolicyError("format", f"must be {FORMAT!r}, not {doc['format']!r}"))
+    version = doc.get("version", VERSION)
+    if isinstance(version, bool) or not isinstance(version, int):
+        return Failure(PolicyError("version", f"must be an integer, not {version!r}"))
+    if version != VERSION:
+        return Failure(
+            PolicyError(
+                "version", f"this library reads queue-policy version {VERSION}, not {version}"
+            )
+        )
+    timing = doc.get("timing", "selection")
+    if timing not in TIMINGS:
+        return Failure(PolicyError("timing", f'must be "selection" or "enqueue", not {timing!r}'))
+    checked_timing: Timing = "enqueue" if timing == "enqueue" else "selection"
+    return _read_object(doc, "let").bind(
+        lambda constants: _read_object(doc, "attributes").bind(
+            lambda attributes: _build(doc, constants, attributes, checked_timing)
+        )
+    )
+
+
+def _build(
+    doc: dict[str, JsonValue],
+    constants: dict[str, JsonValue],
+    attributes: dict[str, JsonValue],
+    timing: Timing,
+) -> Result[QueuePolicy, PolicyError]:
+    visibility: dict[str, Visibility] = {}
+    for name, value in attributes.items():
+        if value not in VISIBILITIES:
+            return Failure(
+                PolicyError(f"attributes.{name}", f'must be "visible" or "hidden", not {value!r}')
+            )
+        visibility[name] = "hidden" if value == "hidden" else "visible"
+    if "keys" not in doc:
+        return make_policy(None, constants=constants, attributes=visibility, timing=timing)
+    return _read_keys(doc["keys"], constants).bind(
+        lambda keys: make_policy(keys, constants=constants, attributes=visibility, timing=timing)
+    )
+
+
+def load_policy_text(text: str) -> Result[QueuePolicy, PolicyError]:
+    """A queue policy from JSON text.
+
+    >>> print(load_policy_text('{"keys": ["1 +"]}').failure())
+    keys[0]: line 1, column 4: expected an operand (number, name or '('), found end of text
+    """
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as error:
+        return Failure(PolicyError("", f"not JSON: {error.msg}", error.lineno, error.colno))
+    except RecursionError:
+        return Failure(PolicyError("", "not JSON this library can read: nested too deeply"))
+    return load_policy(doc)
+
+
+def dump_policy(policy: QueuePolicy) -> dict[str, JsonValue]:
+    """The JSON document of ``policy`` (keys as text); loading it gives ``policy`` back.
+
+    >>> dump_policy(make_policy(["-prompt"]).unwrap())  # doctest: +NORMALIZE_WHITESPACE
+    {'format': 'serving-policy-kernel/queue-policy', 'version': 1, 'let': {},
+     'attributes': {'prompt': 'visible'}, 'keys': ['-prompt'], 'timing': 'selection'}
+    """
+    doc: dict[str, JsonValue] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "let": dict(sorted(policy.constants.items())),
+        "attributes": dict(sorted(policy.attributes.items())),
+    }
+    if not policy.is_fifo:
+        doc["keys"] = [unparse(key) for key in policy.keys]
+    doc["timing"] = policy.timing
+    return doc
+
+
+def dump_policy_text(policy: QueuePolicy) -> str:
+    """:func:`dump_policy` as JSON text.
+
+    >>> load_policy_text(dump_policy_text(make_policy(None).unwrap())).unwrap().is_fifo
+    True
+    """
+    return json.dumps(dump_policy(policy), indent=2)

@@ -1,0 +1,179 @@
+"""Evaluation never raises, follows IEEE, and the total order of key lists."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from policy.waiting import Expr, Scope, divide, evaluate, is_true, key_list_order, order_key
+from policy.waiting.evaluate import extremum
+
+from .strategies import ATTRIBUTES, AWKWARD, CONSTANTS, STAGES, awkward_numbers, trees
+from .test_parse import parsed
+
+NAN, INF = math.nan, math.inf
+
+
+def scope(**attributes: float) -> Scope:
+    return Scope(
+        attributes,
+        serial=7,
+        now=10.0,
+        waited=4.0,
+        budget_left={"engine": 96.0},
+        constants={"k": 2.0, "short_tokens": 128.0},
+    )
+
+
+def value(text: str, **attributes: float) -> float:
+    return evaluate(parsed(text), scope(**attributes))
+
+
+def same(a: float, b: float) -> bool:
+    """Equal as bit patterns go for our purposes: NaN is NaN, -0.0 is not 0.0."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1 / 0", INF),
+        ("-1 / 0", -INF),
+        ("1 / -0", -INF),
+        ("-1 / -0", INF),
+        ("1 / (0 * -1)", -INF),
+        ("0 / 0", NAN),
+        ("-0 / 0", NAN),
+        ("(0 / 0) / 0", NAN),
+        ("(1 / 0) / 0", INF),
+        ("1 / (1 / 0)", 0.0),
+        ("-1 / (1 / 0)", -0.0),
+        ("(1 / 0) - (1 / 0)", NAN),
+        ("1e308 * 10", INF),
+        ("7 / 2", 3.5),
+        ("-(0)", -0.0),
+        ("true + true", 2.0),
+        ("serial + now + waited", 21.0),
+        ("budget_left(engine)", 96.0),
+        ("budget_left(prefill)", NAN),
+        ("short_tokens / k", 64.0),
+        ("missing", NAN),
+    ],
+)
+def test_arithmetic_is_ieee_and_never_raises(text: str, expected: float) -> None:
+    assert same(value(text), expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("(0/0) ? 1 : 2", 1.0),  # NaN is true
+        ("-0 ? 1 : 2", 2.0),
+        ("0.5 ? 1 : 2", 1.0),
+        ("!(0/0)", 0.0),
+        ("!0", 1.0),
+        ("!-0", 1.0),
+        ("!7", 0.0),
+        ("(0/0) && 1", 1.0),
+        ("0 && (0/0)", 0.0),
+        ("0 || (0/0)", 1.0),
+        ("5 && 3", 1.0),
+        ("0 || -0", 0.0),
+        ("(0/0) == (0/0)", 0.0),
+        ("(0/0) != (0/0)", 1.0),
+        ("(0/0) < 1", 0.0),
+        ("(0/0) >= 1", 0.0),
+        ("-0 == 0", 1.0),
+        ("-0 < 0", 0.0),
+        ("1 <= 1", 1.0),
+        ("2 > 1", 1.0),
+    ],
+)
+def test_truth_and_comparisons(text: str, expected: float) -> None:
+    assert same(value(text), expected)
+
+
+def test_truth_is_exactly_not_equal_to_zero() -> None:
+    for x in AWKWARD:
+        assert is_true(x) == (x != 0)
+
+
+@pytest.mark.parametrize(
+    ("function", "values", "expected"),
+    [
+        ("min", [3.0, 1.0, 2.0], 1.0),
+        ("max", [3.0, 1.0, 2.0], 3.0),
+        ("min", [0.0, -0.0], -0.0),
+        ("min", [-0.0, 0.0], -0.0),
+        ("max", [-0.0, 0.0], 0.0),
+        ("max", [0.0, -0.0], 0.0),
+        ("min", [1.0, NAN], NAN),
+        ("max", [NAN, INF], NAN),
+        ("min", [-INF, 5.0], -INF),
+        ("max", [4.0], 4.0),
+    ],
+)
+def test_min_and_max(function: str, values: list[float], expected: float) -> None:
+    assert same(extremum(function, values), expected)
+    text = f"{function}({', '.join(f'x{i}' for i in range(len(values)))})"
+    assert same(value(text, **{f"x{i}": v for i, v in enumerate(values)}), expected)
+
+
+@pytest.mark.parametrize(
+    ("numerator", "denominator"),
+    [(x, y) for x in AWKWARD for y in (0.0, -0.0)],
+)
+def test_division_by_zero_follows_ieee_sign_rules(numerator: float, denominator: float) -> None:
+    result = divide(numerator, denominator)
+    if numerator == 0 or math.isnan(numerator):
+        assert math.isnan(result)
+    else:
+        sign = math.copysign(1.0, numerator) * math.copysign(1.0, denominator)
+        assert result == sign * INF
+
+
+def test_the_total_order() -> None:
+    ordered = [-INF, -1.0, -0.0, 0.0, 1.0, INF, NAN, -NAN]
+    ranks = [order_key(x) for x in ordered]
+    assert ranks == sorted(ranks)
+    assert order_key(-0.0) == order_key(0.0)
+    assert order_key(NAN) == order_key(-NAN) == order_key(float("nan"))
+    assert order_key(INF) < order_key(NAN)
+    assert order_key(-INF) < order_key(-1e308)
+    # lexicographic over the key list
+    assert key_list_order([1.0, NAN]) < key_list_order([2.0, -INF])
+    assert key_list_order([NAN, 0.0]) == key_list_order([NAN, -0.0])
+    assert key_list_order([INF, 9.0]) < key_list_order([NAN, -9.0])
+
+
+@given(awkward_numbers, awkward_numbers, awkward_numbers)
+def test_the_order_is_total_and_transitive(a: float, b: float, c: float) -> None:
+    ka, kb, kc = order_key(a), order_key(b), order_key(c)
+    assert (ka < kb) + (ka == kb) + (ka > kb) == 1
+    if ka <= kb <= kc:
+        assert ka <= kc
+    if not (math.isnan(a) or math.isnan(b)):
+        assert (ka < kb) == (a < b)
+        assert (ka == kb) == (a == b)
+
+
+scopes = st.builds(
+    Scope,
+    attributes=st.fixed_dictionaries({}, optional=dict.fromkeys(ATTRIBUTES, awkward_numbers)),
+    serial=st.integers(0, 1000),
+    now=awkward_numbers,
+    waited=awkward_numbers,
+    budget_left=st.fixed_dictionaries({}, optional=dict.fromkeys(STAGES, awkward_numbers)),
+    constants=st.fixed_dictionaries({}, optional=dict.fromkeys(CONSTANTS, awkward_numbers)),
+)
+
+
+@given(trees, scopes)
+def test_evaluation_never_raises_and_gives_a_float(tree: Expr, where: Scope) -> None:
+    result = evaluate(tree, where)
+    assert isinstance(result, float)

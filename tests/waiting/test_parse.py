@@ -1,0 +1,223 @@
+"""The text form of keys: parsing, errors with positions, and printing back."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from returns.result import Failure, Success
+
+from policy.waiting import (
+    Attr,
+    Binary,
+    Bool,
+    BudgetLeft,
+    Call,
+    Cond,
+    Const,
+    Expr,
+    Num,
+    PolicyError,
+    Unary,
+    Var,
+    parse_expression,
+    unparse,
+)
+from policy.waiting.parse import MAX_DEPTH
+
+from .strategies import CONSTANTS, trees
+
+
+def parsed(text: str, constants: frozenset[str] = frozenset(CONSTANTS)) -> Expr:
+    return parse_expression(text, constants).unwrap()
+
+
+def refused(text: str) -> PolicyError:
+    return parse_expression(text).failure()
+
+
+def test_the_aging_key_of_the_issue() -> None:
+    key = parsed("immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : prompt <= 128 ? 2 : 3")
+    assert key == Cond(
+        Attr("immediate"),
+        Num(0),
+        Cond(
+            Binary(
+                "&&",
+                Binary(">", Attr("prompt"), Num(128)),
+                Binary(">=", Var("waited"), Num(3)),
+            ),
+            Num(1),
+            Cond(Binary("<=", Attr("prompt"), Num(128)), Num(2), Num(3)),
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1 + 2 * 3", Binary("+", Num(1), Binary("*", Num(2), Num(3)))),
+        ("1 - 2 - 3", Binary("-", Binary("-", Num(1), Num(2)), Num(3))),
+        ("8 / 4 / 2", Binary("/", Binary("/", Num(8), Num(4)), Num(2))),
+        (
+            "a < b == b < a",
+            Binary("==", Binary("<", Attr("a"), Attr("b")), Binary("<", Attr("b"), Attr("a"))),
+        ),
+        ("a || b && c", Binary("||", Attr("a"), Binary("&&", Attr("b"), Attr("c")))),
+        (
+            "a == 1 && b != 2",
+            Binary("&&", Binary("==", Attr("a"), Num(1)), Binary("!=", Attr("b"), Num(2))),
+        ),
+        ("!a && b", Binary("&&", Unary("!", Attr("a")), Attr("b"))),
+        ("-a * b", Binary("*", Unary("-", Attr("a")), Attr("b"))),
+        ("a ? b : c ? d : e", Cond(Attr("a"), Attr("b"), Cond(Attr("c"), Attr("d"), Attr("e")))),
+        ("a ? b ? c : d : e", Cond(Attr("a"), Cond(Attr("b"), Attr("c"), Attr("d")), Attr("e"))),
+        ("(a ? b : c) ? d : e", Cond(Cond(Attr("a"), Attr("b"), Attr("c")), Attr("d"), Attr("e"))),
+        ("-3", Num(-3)),
+        ("-(3)", Unary("-", Num(3))),
+        ("--3", Unary("-", Num(-3))),
+        ("- -x", Unary("-", Unary("-", Attr("x")))),
+        ("2 - -3", Binary("-", Num(2), Num(-3))),
+        ("1.5e3 + .5 + 2.", Binary("+", Binary("+", Num(1500), Num(0.5)), Num(2))),
+        ("true && !false", Binary("&&", Bool(True), Unary("!", Bool(False)))),
+        ("min(a)", Call("min", (Attr("a"),))),
+        ("max(1, serial, now)", Call("max", (Num(1), Var("serial"), Var("now")))),
+        ("budget_left(engine) - k", Binary("-", BudgetLeft("engine"), Const("k"))),
+        ("short_tokens", Const("short_tokens")),
+        ("short_token", Attr("short_token")),
+        ("\n  a\n+\tb ", Binary("+", Attr("a"), Attr("b"))),
+    ],
+)
+def test_precedence_and_forms(text: str, expected: Expr) -> None:
+    assert parsed(text) == expected
+
+
+def test_negative_zero_literal_keeps_its_sign() -> None:
+    assert parsed("-0") == Num(-0.0)
+    assert parsed("-0") != Num(0.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "fragment"),
+    [
+        ("", 1, 1, "expected an operand (number, name or '('), found end of text"),
+        ("1 +", 1, 4, "expected an operand"),
+        ("1 2", 1, 3, "expected an operator or end of text, found '2'"),
+        ("(1 + 2", 1, 7, "expected ')' to close the '(' at line 1, column 1, found end of text"),
+        ("a ? b", 1, 6, "expected ':' of the '?' at line 1, column 3"),
+        ("a\n  + )", 2, 5, "expected an operand (number, name or '('), found ')'"),
+        ("a = b", 1, 3, "unexpected '='; did you mean '=='?"),
+        ("a & b", 1, 3, "did you mean '&&'?"),
+        ("a | b", 1, 3, "did you mean '||'?"),
+        ("a $ b", 1, 3, "unexpected '$'"),
+        ("min()", 1, 5, "expected an operand"),
+        ("min 1", 1, 5, "expected '(' after min"),
+        ("max(1, 2", 1, 9, "expected ')' or ',' in max(...)"),
+        ("budget_left(3)", 1, 13, "expected a stage name, found '3'"),
+        ("budget_left(engine", 1, 19, "expected ')' after the stage name"),
+        ("budget_left", 1, 12, "expected '(' after budget_left"),
+        ("1e999", 1, 1, "number 1e999 is out of range"),
+        ("-1e999", 1, 2, "number 1e999 is out of range"),
+        ("٣", 1, 1, "unexpected '٣'"),
+    ],
+)
+def test_malformed_text_points_at_line_and_column(
+    text: str, line: int, column: int, fragment: str
+) -> None:
+    error = refused(text)
+    assert (error.line, error.column) == (line, column)
+    assert fragment in error.message
+    assert str(error).startswith(f"line {line}, column {column}: ")
+
+
+def test_nesting_is_bounded() -> None:
+    deep = "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1)
+    assert "nested deeper" in refused(deep).message
+    long_chain = " + ".join(["1"] * (MAX_DEPTH + 1))
+    assert "nested deeper" in refused(long_chain).message
+    assert isinstance(parse_expression("-" * 10_000 + "x"), Failure)
+    assert isinstance(parse_expression("(" * 100_000), Failure)
+
+
+@pytest.mark.parametrize(
+    ("tree", "text"),
+    [
+        (Binary("*", Binary("+", Num(1), Num(2)), Unary("-", Num(3))), "(1 + 2) * -(3)"),
+        (Binary("-", Attr("a"), Binary("-", Attr("b"), Attr("c"))), "a - (b - c)"),
+        (Binary("-", Binary("-", Attr("a"), Attr("b")), Attr("c")), "a - b - c"),
+        (Unary("-", Num(-3)), "--3"),
+        (Unary("!", Cond(Attr("a"), Num(1), Num(2))), "!(a ? 1 : 2)"),
+        (Cond(Cond(Attr("a"), Num(1), Num(2)), Num(3), Num(4)), "(a ? 1 : 2) ? 3 : 4"),
+        (Num(0.1), "0.1"),
+        (Num(1e16), "1e+16"),
+        (Num(-0.0), "-0"),
+        (Call("min", (Cond(Attr("a"), Num(1), Num(2)), Num(3))), "min(a ? 1 : 2, 3)"),
+    ],
+)
+def test_unparse_uses_only_needed_parentheses(tree: Expr, text: str) -> None:
+    assert unparse(tree) == text
+    assert parsed(text) == tree
+
+
+def test_trees_refuse_what_no_text_can_spell() -> None:
+    with pytest.raises(ValueError, match="finite"):
+        Num(float("inf"))
+    with pytest.raises(ValueError, match="usable name"):
+        Attr("waited")
+    with pytest.raises(ValueError, match="at least one"):
+        Call("min", ())
+
+
+@given(trees)
+def test_unparse_then_parse_is_the_identity(tree: Expr) -> None:
+    text = unparse(tree)
+    assert parse_expression(text, frozenset(CONSTANTS)) == Success(tree), text
+
+
+_SOUP = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            "k",
+            "1",
+            "-",
+            "!",
+            "+",
+            "*",
+            "/",
+            "<",
+            "<=",
+            "==",
+            "&&",
+            "||",
+            "?",
+            ":",
+            "(",
+            ")",
+            ",",
+            "min",
+            "max",
+            "budget_left",
+            "true",
+            "waited",
+            "-2.5e3",
+            "\n",
+            "=",
+        ]
+    ),
+    max_size=25,
+).map(" ".join)
+
+
+@given(st.one_of(st.text(), _SOUP))
+def test_any_text_parses_or_gives_a_policy_error(text: str) -> None:
+    result = parse_expression(text, frozenset(CONSTANTS))
+    if isinstance(result, Failure):
+        error = result.failure()
+        assert isinstance(error, PolicyError)
+        assert (error.line or 0) >= 1
+        assert (error.column or 0) >= 1
+    else:
+        # whatever parsed prints back to something that parses to the same tree
+        tree = result.unwrap()
+        assert parse_expression(unparse(tree), frozenset(CONSTANTS)) == Success(tree)

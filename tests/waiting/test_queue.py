@@ -1,0 +1,245 @@
+"""The immutable waiting queue: unit tests and a state machine against a plain list."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from pyrsistent import PMap
+from returns.maybe import Nothing, Some
+from returns.result import Failure
+
+from policy.waiting import (
+    Admitted,
+    Blocked,
+    Moment,
+    QueueEmpty,
+    WaitingEntry,
+    WaitingQueue,
+    ascend_fcfs_lanes,
+    attempt_admission,
+    fifo,
+    make_policy,
+    select_waiting,
+    static_priority,
+)
+
+
+def test_entries_are_stored_immutably_and_the_caller_keeps_its_mapping() -> None:
+    attributes = {"priority": 3}
+    queue = WaitingQueue().append(static_priority(), "a", attributes, serial=0, now=1.0).unwrap()
+    attributes["priority"] = 9
+    entry = queue.entries[0]
+    assert isinstance(entry.attributes, PMap)
+    assert entry.attributes["priority"] == 3
+    assert entry.enqueue_keys == (3.0,)
+    assert attributes == {"priority": 9}
+
+
+def test_enqueue_keys_are_stored_only_under_enqueue_timing() -> None:
+    lanes = ascend_fcfs_lanes()
+    queue = (
+        WaitingQueue()
+        .append(lanes, 1, {"prompt": 1, "immediate": False}, serial=1, now=0.0)
+        .unwrap()
+    )
+    assert queue.entries[0].enqueue_keys is None
+
+
+def test_refusals() -> None:
+    lanes = ascend_fcfs_lanes()
+    queue = WaitingQueue().append(lanes, 1, {"prompt": 1, "immediate": False}, serial=1, now=0.0)
+    one = queue.unwrap()
+    assert str(
+        one.append(lanes, 1, {"prompt": 1, "immediate": 0}, serial=2, now=1.0).failure()
+    ) == ("request 1: is already waiting")
+    assert str(
+        one.requeue_preempted(lanes, 1, {"prompt": 1, "immediate": 0}, serial=2, now=1.0).failure()
+    ) == ("request 1: is already waiting")
+    assert str(one.append(lanes, 2, {"prompt": 5}, serial=2, now=1.0).failure()) == (
+        "request 2: lacks attribute 'immediate', which the queue policy's keys read"
+    )
+    bad_value = one.append(lanes, 2, {"prompt": "5", "immediate": 0}, serial=2, now=1.0)  # type: ignore[dict-item]
+    assert str(bad_value.failure()) == "request 2: attribute 'prompt' must be a number or a boolean"
+    too_big = one.append(
+        lanes,
+        "x",
+        {"prompt": 10**6, "immediate": 0},
+        serial=3,
+        now=1.0,
+        ever_fits=lambda entry: entry.attributes["prompt"] <= 4096,
+    )
+    assert str(too_big.failure()) == (
+        "request 'x': could never fit, even in an empty pool; refused so that it cannot"
+        " block the queue for ever"
+    )
+    assert str(one.remove(7).failure()) == "request 7: is not waiting"
+    # an attribute the keys do not read may be missing; extra ones are kept
+    assert isinstance(
+        WaitingQueue().append(fifo(), 1, {"out": 3}, serial=0, now=0.0).unwrap(), WaitingQueue
+    )
+
+
+def test_a_request_that_fits_is_queued_and_the_test_sees_the_entry() -> None:
+    seen: list[WaitingEntry] = []
+
+    def ever_fits(entry: WaitingEntry) -> bool:
+        seen.append(entry)
+        return True
+
+    queue = WaitingQueue().append(fifo(), 4, {"units": 2}, serial=4, now=1.5, ever_fits=ever_fits)
+    assert [entry.identity for entry in queue.unwrap()] == [4]
+    assert [(e.identity, e.enqueued_at, e.resumed) for e in seen] == [(4, 1.5, False)]
+
+
+def test_requeue_is_a_fresh_entry_at_the_front() -> None:
+    queue = WaitingQueue()
+    for identity in ("a", "b"):
+        queue = queue.append(fifo(), identity, {}, serial=0, now=0.0).unwrap()
+    queue = queue.remove("b").unwrap()
+    queue = queue.requeue_preempted(fifo(), "b", {}, serial=0, now=5.0).unwrap()
+    queue = queue.requeue_preempted(fifo(), "c", {}, serial=1, now=6.0).unwrap()
+    assert [(e.identity, e.resumed, e.enqueued_at) for e in queue] == [
+        ("c", True, 6.0),
+        ("b", True, 5.0),
+        ("a", False, 0.0),
+    ]
+    assert queue.index_of("a") == Some(2)
+    assert queue.index_of("z") == Nothing
+
+
+@dataclass
+class Model:
+    identity: int
+    priority: float
+    enqueued_at: float
+    resumed: bool
+
+
+PRIORITY = static_priority()
+PRIORITIES = st.sampled_from([0.0, -0.0, 1.0, 2.0, math.inf, math.nan])
+
+
+class QueueAgainstAList(RuleBasedStateMachine):
+    """Every operation of the queue mirrored on a plain list of records."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queue = WaitingQueue()
+        self.model: list[Model] = []
+        self.now = 0.0
+        self.next_identity = 0
+        self.gone: list[int] = []  # identities that left: they may come back
+
+    def fresh(self) -> int:
+        self.next_identity += 1
+        return self.next_identity
+
+    def ids(self) -> list[int]:
+        return [record.identity for record in self.model]
+
+    @rule(delay=st.sampled_from([0.0, 0.5, 1.0]))
+    def time_passes(self, delay: float) -> None:
+        self.now += delay
+
+    @rule(priority=PRIORITIES, returning=st.booleans())
+    def append(self, priority: float, returning: bool) -> None:
+        identity = self.gone.pop() if returning and self.gone else self.fresh()
+        made = self.queue.append(
+            PRIORITY, identity, {"priority": priority}, serial=identity, now=self.now
+        )
+        self.queue = made.unwrap()
+        self.model.append(Model(identity, priority, self.now, resumed=False))
+
+    @rule(priority=PRIORITIES, returning=st.booleans())
+    def requeue_preempted(self, priority: float, returning: bool) -> None:
+        identity = self.gone.pop() if returning and self.gone else self.fresh()
+        made = self.queue.requeue_preempted(
+            PRIORITY, identity, {"priority": priority}, serial=identity, now=self.now
+        )
+        self.queue = made.unwrap()
+        self.model.insert(0, Model(identity, priority, self.now, resumed=True))
+
+    @precondition(lambda self: self.model)
+    @rule(data=st.data(), front=st.booleans())
+    def duplicate_is_refused(self, data: st.DataObject, front: bool) -> None:
+        identity = data.draw(st.sampled_from(self.ids()))
+        if front:
+            made = self.queue.requeue_preempted(
+                PRIORITY, identity, {"priority": 0}, serial=0, now=self.now
+            )
+        else:
+            made = self.queue.append(PRIORITY, identity, {"priority": 0}, serial=0, now=self.now)
+        assert isinstance(made, Failure)
+
+    @precondition(lambda self: self.model)
+    @rule(data=st.data())
+    def remove(self, data: st.DataObject) -> None:
+        identity = data.draw(st.sampled_from(self.ids()))
+        self.queue = self.queue.remove(identity).unwrap()
+        self.model = [record for record in self.model if record.identity != identity]
+        self.gone.append(identity)
+
+    @rule()
+    def remove_absent_is_refused(self) -> None:
+        assert isinstance(self.queue.remove(-1), Failure)
+
+    @rule(fits=st.booleans())
+    def admit_fifo(self, fits: bool) -> None:
+        outcome = attempt_admission(self.queue, fifo(), Moment(self.now), lambda _: fits)
+        if not self.model:
+            assert outcome == QueueEmpty()
+        elif not fits:
+            assert isinstance(outcome, Blocked)
+            assert outcome.selection.entry.identity == self.model[0].identity
+        else:
+            assert isinstance(outcome, Admitted)
+            assert outcome.entry.identity == self.model[0].identity
+            self.queue = outcome.queue
+            self.gone.append(self.model.pop(0).identity)
+
+    @rule()
+    def select_by_priority(self) -> None:
+        got = select_waiting(self.queue, PRIORITY, Moment(self.now)).map(lambda s: s.entry.identity)
+        if not self.model:
+            assert got == Nothing
+            return
+        if self.model[0].resumed:
+            expected = self.model[0].identity
+        else:
+            # NaN priorities last; among equals the earliest
+            def rank(pair: tuple[int, Model]) -> tuple[bool, float, int]:
+                index, record = pair
+                nan = math.isnan(record.priority)
+                return (nan, 0.0 if nan else record.priority, index)
+
+            expected = min(enumerate(self.model), key=rank)[1].identity
+        assert got == Some(expected)
+
+    @invariant()
+    def same_entries_in_the_same_order(self) -> None:
+        assert [(e.identity, e.enqueued_at, e.resumed) for e in self.queue] == [
+            (r.identity, r.enqueued_at, r.resumed) for r in self.model
+        ]
+        for entry, record in zip(self.queue, self.model, strict=True):
+            stored = entry.attributes["priority"]
+            assert stored == record.priority or (math.isnan(stored) and math.isnan(record.priority))
+
+    @invariant()
+    def no_duplicates_and_resumed_entries_form_a_prefix(self) -> None:
+        identities = [entry.identity for entry in self.queue]
+        assert len(identities) == len(set(identities))
+        flags = [entry.resumed for entry in self.queue]
+        assert flags == sorted(flags, reverse=True)
+
+
+QueueAgainstAList.TestCase.settings = settings(max_examples=60, stateful_step_count=30)
+TestQueueAgainstAList = QueueAgainstAList.TestCase
+
+
+def test_make_policy_for_the_machine_is_enqueue_timed() -> None:
+    assert PRIORITY.timing == "enqueue"
+    assert make_policy(["priority"], timing="enqueue").unwrap() == PRIORITY

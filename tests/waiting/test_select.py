@@ -1,0 +1,361 @@
+"""select_waiting against a naive reference, and one admission attempt."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import assume, event, given
+from hypothesis import strategies as st
+from returns.maybe import Maybe, Nothing
+from returns.result import Success
+
+from policy.waiting import (
+    Admitted,
+    Attr,
+    Blocked,
+    Expr,
+    Moment,
+    QueueEmpty,
+    QueuePolicy,
+    RequestId,
+    Scope,
+    Timing,
+    WaitingEntry,
+    WaitingQueue,
+    ascend_fcfs_lanes,
+    attempt_admission,
+    evaluate,
+    fifo,
+    load_policy,
+    make_policy,
+    select_waiting,
+    static_priority,
+)
+
+from .strategies import ATTRIBUTES, AWKWARD, CONSTANTS, STAGES, trees
+
+
+def queue_of(
+    policy: QueuePolicy, requests: Sequence[tuple[int, dict[str, float], float]]
+) -> WaitingQueue:
+    queue = WaitingQueue()
+    for identity, attributes, now in requests:
+        queue = queue.append(policy, identity, attributes, serial=identity, now=now).unwrap()
+    return queue
+
+
+def selected(
+    queue: WaitingQueue, policy: QueuePolicy, now: float, **budget: float
+) -> Maybe[RequestId]:
+    return select_waiting(queue, policy, Moment(now, budget)).map(lambda s: s.entry.identity)
+
+
+# --- the naive reference: evaluate everything, sort the whole queue ---------------------------
+
+
+def reference_compare(a: float, b: float) -> int:
+    """The total order of waiting.md, written out case by case."""
+    a_nan, b_nan = math.isnan(a), math.isnan(b)
+    if a_nan or b_nan:
+        return int(a_nan) - int(b_nan)  # NaN after everything, NaNs equal
+    return (a > b) - (a < b)  # -0.0 == 0.0 here already
+
+
+def reference_select(
+    queue: WaitingQueue, policy: QueuePolicy, moment: Moment
+) -> tuple[int, tuple[float, ...]] | None:
+    entries = list(queue)
+    if not entries:
+        return None
+    if entries[0].resumed or not policy.keys:
+        return (0, ())
+
+    def keys(entry: WaitingEntry) -> tuple[float, ...]:
+        at_enqueue = policy.timing == "enqueue"
+        now = entry.enqueued_at if at_enqueue else moment.now
+        scope = Scope(
+            entry.attributes,
+            entry.serial,
+            now=now,
+            waited=now - entry.enqueued_at,
+            budget_left={} if at_enqueue else moment.budget_left,
+            constants=policy.constants,
+        )
+        return tuple(evaluate(key, scope) for key in policy.keys)
+
+    def compare(x: tuple[int, tuple[float, ...]], y: tuple[int, tuple[float, ...]]) -> int:
+        for a, b in zip(x[1], y[1], strict=True):
+            if verdict := reference_compare(a, b):
+                return verdict
+        return x[0] - y[0]
+
+    ranked = sorted(
+        ((index, keys(entry)) for index, entry in enumerate(entries)),
+        key=functools.cmp_to_key(compare),
+    )
+    return ranked[0]
+
+
+def same_values(a: Sequence[float], b: Sequence[float]) -> bool:
+    return len(a) == len(b) and all(
+        (math.isnan(x) and math.isnan(y)) or (x == y and math.copysign(1, x) == math.copysign(1, y))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+values = st.sampled_from(AWKWARD)  # few distinct values: many ties
+
+
+@dataclass(frozen=True)
+class Case:
+    policy: QueuePolicy
+    queue: WaitingQueue
+    moment: Moment
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    plain_keys = st.sampled_from([Attr(name) for name in ATTRIBUTES])
+    fifo_policy = draw(st.integers(0, 9)) == 0
+    keys: list[Expr] | None = (
+        None if fifo_policy else draw(st.lists(trees | plain_keys, min_size=1, max_size=3))
+    )
+    timing: Timing = draw(st.sampled_from(["selection", "enqueue"]))
+    made = make_policy(
+        keys,
+        constants={name: draw(st.sampled_from([-0.0, 0.0, 1.0, 3.0])) for name in CONSTANTS},
+        attributes=dict.fromkeys(ATTRIBUTES, "visible"),
+        timing=timing,
+    )
+    assume(isinstance(made, Success))
+    policy = made.unwrap()
+    queue = WaitingQueue()
+    preemptions = draw(st.booleans())  # a resumed front settles everything: keep it rarer
+    for identity in range(draw(st.integers(0, 8))):
+        attributes = {name: draw(values) for name in ATTRIBUTES}
+        now = draw(st.sampled_from([0.0, 1.0, 2.5, 3.0]))
+        if preemptions and draw(st.integers(0, 4)) == 0:
+            queue = queue.requeue_preempted(
+                policy, identity, attributes, serial=identity, now=now
+            ).unwrap()
+        else:
+            queue = queue.append(policy, identity, attributes, serial=identity, now=now).unwrap()
+    budget = {name: draw(values) for name in STAGES if draw(st.booleans())}
+    return Case(policy, queue, Moment(draw(st.sampled_from([3.0, 5.0, math.inf])), budget))
+
+
+@given(cases())
+def test_select_waiting_agrees_with_sorting_the_whole_queue(case: Case) -> None:
+    expected = reference_select(case.queue, case.policy, case.moment)
+    event("keys compared" if expected and expected[1] else "front taken or empty")
+    got = select_waiting(case.queue, case.policy, case.moment)
+    if expected is None:
+        assert got == Nothing
+        return
+    selection = got.unwrap()
+    assert selection.index == expected[0]
+    assert selection.entry is case.queue.entries[expected[0]]
+    assert same_values(selection.keys, expected[1])
+
+
+@given(cases())
+def test_selecting_changes_nothing(case: Case) -> None:
+    before = list(case.queue)
+    first = select_waiting(case.queue, case.policy, case.moment).map(lambda s: s.index)
+    assert list(case.queue) == before
+    assert select_waiting(case.queue, case.policy, case.moment).map(lambda s: s.index) == first
+
+
+# --- the rules of waiting.md, one by one -----------------------------------------------------
+
+LANES = ascend_fcfs_lanes(short_tokens=128, max_wait=3)
+
+
+def test_empty_queue_selects_nothing() -> None:
+    assert select_waiting(WaitingQueue(), LANES, Moment(0.0)) == Nothing
+    assert attempt_admission(WaitingQueue(), LANES, Moment(0.0), capacity_1(0)) == QueueEmpty()
+
+
+def test_a_resumed_front_wins_whatever_the_keys_say() -> None:
+    queue = queue_of(LANES, [(1, {"prompt": 64, "immediate": True}, 0.0)])
+    queue = queue.requeue_preempted(
+        LANES, 2, {"prompt": 999, "immediate": False}, serial=2, now=1.0
+    ).unwrap()
+    selection = select_waiting(queue, LANES, Moment(9.0)).unwrap()
+    assert (selection.index, selection.entry.identity, selection.keys) == (0, 2, ())
+
+
+def test_fifo_selects_the_front_without_keys() -> None:
+    queue = queue_of(fifo(), [(5, {}, 3.0), (4, {}, 1.0)])
+    selection = select_waiting(queue, fifo(), Moment(9.0)).unwrap()
+    assert (selection.index, selection.entry.identity, selection.keys) == (0, 5, ())
+
+
+def test_equal_keys_keep_enqueue_order() -> None:
+    policy = make_policy(["0", "serial == 2 ? 0 : 1"]).unwrap()
+    queue = queue_of(policy, [(1, {}, 0.0), (2, {}, 0.0), (3, {}, 0.0)])
+    order = []
+    while len(queue):
+        selection = select_waiting(queue, policy, Moment(0.0)).unwrap()
+        order.append(selection.entry.identity)
+        queue = queue.without_index(selection.index)
+    assert order == [2, 1, 3]
+
+
+def test_nan_keys_rank_after_infinity_and_signed_zeros_tie() -> None:
+    policy = make_policy(["a"]).unwrap()
+    queue = queue_of(policy, [(1, {"a": math.nan}, 0.0), (2, {"a": math.inf}, 0.0)])
+    assert selected(queue, policy, 0.0).unwrap() == 2
+    queue = queue_of(policy, [(1, {"a": 0.0}, 0.0), (2, {"a": -0.0}, 0.0)])
+    assert selected(queue, policy, 0.0).unwrap() == 1
+
+
+AGING: dict[int, dict[str, float]] = {
+    1: {"prompt": 256, "immediate": False},
+    2: {"prompt": 64, "immediate": False},
+    3: {"prompt": 64, "immediate": False},
+    5: {"prompt": 256, "immediate": False},
+}
+ENQUEUED = {1: 0.0, 2: 1.0, 3: 2.0, 5: 3.0}
+
+
+def aging_queue(policy: QueuePolicy, waiting: Sequence[int]) -> WaitingQueue:
+    return queue_of(policy, [(i, AGING[i], ENQUEUED[i]) for i in waiting])
+
+
+def test_aging_at_the_key_moments_with_selection_timing() -> None:
+    # t=5: long 1 has waited 5 (class 1); long 5 only 2 (class 3); shorts are class 2
+    queue = aging_queue(LANES, [1, 2, 3, 5])
+    selection = select_waiting(queue, LANES, Moment(5.0)).unwrap()
+    assert (selection.entry.identity, selection.keys) == (1, (1.0,))
+    # t=6: long 5 has waited 3: aged, it beats the shorts
+    selection = select_waiting(aging_queue(LANES, [2, 3, 5]), LANES, Moment(6.0)).unwrap()
+    assert (selection.entry.identity, selection.keys) == (5, (1.0,))
+    # a moment earlier long 5 is not aged yet
+    assert selected(aging_queue(LANES, [2, 3, 5]), LANES, 5.999).unwrap() == 2
+
+
+def test_aging_never_happens_with_keys_fixed_at_enqueue() -> None:
+    frozen = load_policy(
+        {
+            "let": {"short_tokens": 128},
+            "attributes": {"prompt": "visible", "immediate": "visible"},
+            "keys": [
+                "immediate ? 0 : prompt > short_tokens && now - now >= 3 ? 1"
+                " : prompt <= short_tokens ? 2 : 3"
+            ],
+            "timing": "enqueue",
+        }
+    ).unwrap()
+    assert selected(aging_queue(frozen, [1, 2, 3, 5]), frozen, 5.0).unwrap() == 2
+    assert selected(aging_queue(frozen, [1, 3, 5]), frozen, 100.0).unwrap() == 3
+
+
+def capacity_1(used: int) -> Callable[[WaitingEntry], bool]:
+    """The fit test of a capacity-1 pool where every request takes one unit."""
+
+    def fits(entry: WaitingEntry) -> bool:
+        del entry  # every request takes one unit
+        return used + 1 <= 1
+
+    return fits
+
+
+def simulate_pool(policy: QueuePolicy) -> tuple[list[int], list[float]]:
+    """waiting.md's aging regression on a capacity-1 pool (event driven)."""
+    requests = [  # id, enqueue, hold, prompt, immediate
+        (0, 0.0, 4.0, 64, False),
+        (1, 0.0, 1.0, 256, False),
+        (2, 1.0, 1.0, 64, False),
+        (3, 2.0, 1.0, 64, False),
+        (4, 3.0, 1.0, 64, True),
+        (5, 3.0, 1.0, 256, False),
+    ]
+    queue = WaitingQueue()
+    used = 0
+    releases: list[float] = []
+    order: list[int] = []
+    times: list[float] = []
+    pending = list(requests)
+    while pending or releases or len(queue):
+        now = min([r[1] for r in pending] + releases)
+        used -= len([t for t in releases if t == now])
+        releases = [t for t in releases if t != now]
+        for identity, _, _, prompt, immediate in [r for r in pending if r[1] == now]:
+            attributes = {"prompt": prompt, "immediate": immediate}
+            queue = queue.append(policy, identity, attributes, serial=identity, now=now).unwrap()
+        pending = [r for r in pending if r[1] != now]
+        while isinstance(
+            outcome := attempt_admission(queue, policy, Moment(now), capacity_1(used)),
+            Admitted,
+        ):
+            queue, used = outcome.queue, used + 1
+            order.append(int(outcome.entry.identity))
+            times.append(now)
+            releases.append(now + requests[int(outcome.entry.identity)][2])
+    return order, times
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        (LANES, [0, 4, 1, 5, 2, 3]),
+        (ascend_fcfs_lanes(short_tokens=128, max_wait=0), [0, 4, 2, 3, 1, 5]),
+    ],
+)
+def test_the_aging_regression_on_a_tiny_pool(policy: QueuePolicy, expected: list[int]) -> None:
+    assert simulate_pool(policy) == (expected, [0, 4, 5, 6, 7, 8])
+
+
+def test_the_lanes_with_aging_cannot_be_computed_at_enqueue() -> None:
+    made = make_policy([LANES.keys[0]], constants=LANES.constants, timing="enqueue")
+    assert "'waited' cannot be read when keys are computed at enqueue" in str(made.failure())
+
+
+def test_the_aging_regression_with_enqueue_keys() -> None:
+    enqueue = make_policy(
+        [
+            "immediate ? 0 : prompt > short_tokens && now - now >= 3 ? 1"
+            " : prompt <= short_tokens ? 2 : 3"
+        ],
+        constants={"short_tokens": 128},
+        timing="enqueue",
+    ).unwrap()
+    assert simulate_pool(enqueue) == ([0, 4, 2, 3, 1, 5], [0, 4, 5, 6, 7, 8])
+
+
+def test_budget_left_is_read_at_each_selection() -> None:
+    policy = make_policy(["budget_left(engine) >= prompt ? 0 : 1", "-prompt"]).unwrap()
+    queue = queue_of(policy, [(1, {"prompt": 50}, 0.0), (2, {"prompt": 100}, 0.0)])
+    assert selected(queue, policy, 0.0, engine=128.0).unwrap() == 2  # both fit: larger first
+    assert selected(queue, policy, 0.0, engine=60.0).unwrap() == 1  # budget shrank
+    assert selected(queue, policy, 0.0).unwrap() == 2  # unknown budget: NaN >= x is false
+
+
+def test_a_selected_entry_that_does_not_fit_blocks_the_queue() -> None:
+    policy = static_priority()
+    queue = queue_of(policy, [(1, {"priority": 2}, 0.0), (2, {"priority": 1}, 0.0)])
+    tested: list[WaitingEntry] = []
+
+    def fits_only_1(entry: WaitingEntry) -> bool:
+        tested.append(entry)
+        return entry.identity == 1
+
+    outcome = attempt_admission(queue, policy, Moment(1.0), fits_only_1)
+    assert isinstance(outcome, Blocked)
+    assert outcome.selection.entry.identity == 2
+    assert [entry.identity for entry in tested] == [2]  # no other entry is tried
+
+
+def test_an_admission_removes_only_the_selected_entry() -> None:
+    policy = static_priority()
+    queue = queue_of(policy, [(i, {"priority": p}, 0.0) for i, p in enumerate([3, 1, 2, 1])])
+    outcome = attempt_admission(queue, policy, Moment(0.0), capacity_1(0))
+    assert isinstance(outcome, Admitted)
+    assert (outcome.entry.identity, outcome.selection.index) == (1, 1)
+    assert [entry.identity for entry in outcome.queue] == [0, 2, 3]
+    assert [entry.identity for entry in queue] == [0, 1, 2, 3]  # the old queue is untouched
