@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from returns.result import Failure
 
-from oracle.fields import FieldError, Node
+from oracle.fields import FieldError, Node, check_distinct_ids
 from policy.waiting import PolicyError, QueuePolicy, load_policy
 
 __all__ = [
@@ -116,15 +116,8 @@ def read_admission(doc: Node) -> AdmissionScenario:
         )
     if not requests:
         raise requests_node.fail("must list at least one request")
-    seen: dict[str | int, int] = {}
+    check_distinct_ids([request.id for request in requests], requests_node)
     for index, request in enumerate(requests):
-        if request.id in seen:
-            raise (
-                requests_node.child(index)
-                .child("id")
-                .fail(f"duplicate request id {request.id!r} (also requests[{seen[request.id]}])")
-            )
-        seen[request.id] = index
         missing = sorted(policy.attributes_read - request.attrs.keys())
         if missing:
             raise (
@@ -140,7 +133,7 @@ def read_admission(doc: Node) -> AdmissionScenario:
         policy=policy,
         policy_document=policy_node.value,
         requests=requests,
-        expect=None if expect_node is None else _read_expect(expect_node, set(seen)),
+        expect=None if expect_node is None else _read_expect(expect_node, {r.id for r in requests}),
     )
 
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-__all__ = ["FieldError", "Node"]
+__all__ = ["FieldError", "Node", "check_distinct_ids"]
 
 
 class FieldError(Exception):
@@ -117,3 +117,18 @@ class Node:
     def optional(self, key: str) -> Node | None:
         """The child ``key`` when present."""
         return self.child(key) if self.has(key) else None
+
+
+def check_distinct_ids(ids: list[str | int], requests: Node) -> None:
+    """Refuse two requests whose ids read the same as text (``1`` and ``"1"``):
+    results name requests by text, in JSON object keys and tables."""
+    seen: dict[str, int] = {}
+    for index, request in enumerate(ids):
+        text = str(request)
+        if text in seen:
+            raise (
+                requests.child(index)
+                .child("id")
+                .fail(f"duplicate request id {request!r} (requests[{seen[text]}] has the same id)")
+            )
+        seen[text] = index

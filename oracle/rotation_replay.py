@@ -124,6 +124,10 @@ def replay_rotation(scenario: RotationScenario) -> RotationRun:
     ticks: list[TickRecord] = []
     tick = 0
     while not replay.settled(tick):
+        if not live_requests(replay.state):
+            # Nothing speculative is alive: jump to the next arrival, so a late
+            # arrival costs no idle ticks (an empty worker admits directly).
+            tick = min((r.arrive for r in scenario.requests if r.arrive >= tick), default=tick)
         if tick > tick_limit:
             raise RuntimeError(f"scenario {scenario.name!r} did not settle in {tick_limit} ticks")
         first = len(replay.steps)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from oracle.fields import Node
+from oracle.fields import Node, check_distinct_ids
 from policy import Ending, Lane, RequestId, parse_grant_rounds, parse_lane
 from policy.rotation import SKIP_CAP
 
@@ -88,27 +88,20 @@ def read_rotation(doc: Node) -> RotationScenario:
         {"kind", "name", "requests"},
         _COMMON | {"budget", "budget_setting", "skip_cap", "classic_work"},
     )
-    if doc.has("budget") == doc.has("budget_setting"):
-        raise doc.fail("give exactly one of budget (an integer) or budget_setting (raw text)")
+    if doc.has("budget") and doc.has("budget_setting"):
+        raise doc.fail("give budget (an integer) or budget_setting (raw text), not both")
     budget_node = doc.optional("budget")
-    budget = (
-        budget_node.integer(0)
-        if budget_node is not None
-        else parse_grant_rounds(doc.child("budget_setting").string())
-    )
+    setting_node = doc.optional("budget_setting")
+    if budget_node is not None:
+        budget = budget_node.integer(0)
+    else:  # raw text as the host reads it; no setting at all is the unset default
+        budget = parse_grant_rounds(None if setting_node is None else setting_node.string())
     skip_cap_node = doc.optional("skip_cap")
     requests = tuple(_read_request(node) for node in doc.child("requests").items())
     if not requests:
         raise doc.child("requests").fail("must list at least one request")
+    check_distinct_ids([request.id for request in requests], doc.child("requests"))
     ids = [request.id for request in requests]
-    for index, request in enumerate(requests):
-        if ids.index(request.id) != index:
-            raise (
-                doc.child("requests")
-                .child(index)
-                .child("id")
-                .fail(f"duplicate request id {request.id!r}")
-            )
     expect_node = doc.optional("expect")
     return RotationScenario(
         name=doc.child("name").string(),

@@ -56,13 +56,24 @@ def load_scenario(path: Path) -> Result[Scenario, ScenarioError]:
     except (OSError, UnicodeDecodeError) as error:
         return Failure(ScenarioError(str(path), "", f"cannot read: {error}"))
     try:
-        doc = json.loads(text, parse_constant=_refuse_constant)
+        doc = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
     except (json.JSONDecodeError, ValueError) as error:
         return Failure(ScenarioError(str(path), "", f"not valid JSON: {error}"))
+    except RecursionError:
+        return Failure(ScenarioError(str(path), "", "not valid JSON: nested too deeply"))
     try:
         return Success(read_scenario(doc))
     except FieldError as error:
         return Failure(ScenarioError(str(path), error.path, error.reason))
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    fields: dict[str, object] = {}
+    for key, value in pairs:
+        if key in fields:
+            raise ValueError(f"duplicate key {key!r} in one object")
+        fields[key] = value
+    return fields
 
 
 def _refuse_constant(name: str) -> object:

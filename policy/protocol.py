@@ -29,8 +29,9 @@ two slices at budget 1 in the spec's schedule).
 Arrivals are admitted directly only when the slot is free, the backlog is
 empty *and* this tick's model action is still unused: a request whose slice 0
 finished it at once frees the slot, yet a second slice 0 in the same tick would
-break the one-model-action-per-tick bound, so a later arrival in that tick is
-treated as if the slot were busy.
+break the one-model-action-per-tick bound. A later arrival in that tick waits
+for the next tick instead — whatever the budget, since it contends with nobody
+— unless the host says it may not wait.
 
 Granting takes the next grantee out of the backlog (:mod:`policy.backlog`
 applies the skip accounting) until one is installed: cancelled waiters are
@@ -320,7 +321,10 @@ def _arrive(state: RotationState, event: Arrival) -> Result[Step, ProtocolError]
                 ),
             )
         )
-    if event.may_wait and backlog_admits(len(state.backlog), event.budget):
+    # A free slot whose tick was spent by an instant finish contends with nobody:
+    # the request waits one tick for it, whatever the budget.
+    deferred = state.active is None and not state.backlog
+    if event.may_wait and (deferred or backlog_admits(len(state.backlog), event.budget)):
         waiter = BacklogEntry(event.request, event.lane, EntryKind.WAITER)
         return Success(
             Step(replace(state, backlog=state.backlog.append(waiter)), Outcome((Branch.WAITING,)))

@@ -32,9 +32,15 @@ BACKLOG_CAP = 2
 #: Skips after which an entry must be granted next, whatever its lane.
 SKIP_CAP = 2
 
-# An optional "+", then ASCII digits only: str.isdigit would accept other scripts.
-_GRANT_ROUNDS_SYNTAX = re.compile(r"\+?[0-9]+")
+# An optional "+", leading zeros, then at most 20 significant ASCII digits
+# (str.isdigit would accept other scripts; a bounded length keeps int() cheap).
+_GRANT_ROUNDS_SYNTAX = re.compile(r"\+?0*([0-9]{1,20})")
 _GRANT_ROUNDS_LIMIT = 2**64 - 1  # the host reads the setting as an unsigned 64-bit integer
+# Unicode White_Space, as a host's trim() strips it: Python's str.strip() would
+# also strip the ASCII separators U+001C..U+001F, which are not white space.
+_WHITESPACE = "".join(
+    c for c in map(chr, range(0x3001)) if c.isspace() and c not in "\x1c\x1d\x1e\x1f"
+)
 
 
 def parse_grant_rounds(raw: str | None) -> int:
@@ -48,10 +54,10 @@ def parse_grant_rounds(raw: str | None) -> int:
     """
     if raw is None:
         return DEFAULT_GRANT_ROUNDS
-    text = raw.strip()
-    if _GRANT_ROUNDS_SYNTAX.fullmatch(text) is None:
+    matched = _GRANT_ROUNDS_SYNTAX.fullmatch(raw.strip(_WHITESPACE))
+    if matched is None:
         return DEFAULT_GRANT_ROUNDS
-    value = int(text)
+    value = int(matched.group(1))
     return value if value <= _GRANT_ROUNDS_LIMIT else DEFAULT_GRANT_ROUNDS
 
 

@@ -112,7 +112,7 @@ BAD_FILES: list[tuple[dict[str, object], str]] = [
         admission_doc(
             requests=[{"id": 0, "hold": 1, "attrs": {"prompt": 1}}] * 2,
         ),
-        "requests[1].id: duplicate request id 0",
+        "requests[1].id: duplicate request id 0 (requests[0] has the same id)",
     ),
     (
         admission_doc(requests=[{"id": 0, "hold": -1, "attrs": {"prompt": 1}}]),

@@ -99,7 +99,7 @@ BAD_FILES: list[tuple[object, str]] = [
     (rotation_doc(name=3), "name: must be a string"),
     (rotation_doc(budget=-1), "budget: must be an integer >= 0"),
     (rotation_doc(budget=True), "budget: must be an integer >= 0"),
-    (rotation_doc(budget_setting="4"), "give exactly one of budget"),
+    (rotation_doc(budget_setting="4"), "give budget (an integer) or budget_setting"),
     (rotation_doc(skip_cap=0), "skip_cap: must be a positive integer"),
     (rotation_doc(classic_work="sometimes"), 'classic_work: must be "never", "always"'),
     (rotation_doc(classic_work=[1, -2]), "classic_work[1]: must be an integer >= 0"),
@@ -117,7 +117,11 @@ BAD_FILES: list[tuple[object, str]] = [
     ),
     (
         rotation_doc(requests=[{"id": "A", "slices": 1}, {"id": "A", "slices": 1}]),
-        "requests[1].id: duplicate request id 'A'",
+        "requests[1].id: duplicate request id 'A' (requests[0] has the same id)",
+    ),
+    (
+        rotation_doc(requests=[{"id": 1, "slices": 1}, {"id": "1", "slices": 1}]),
+        "requests[1].id: duplicate request id '1'",
     ),
     (rotation_doc(requests=[{"id": "A", "slices": 1, "arrive": -1}]), "requests[0].arrive"),
     (rotation_doc(requests=[{"id": "", "slices": 1}]), "requests[0].id: must be a non-empty"),
@@ -150,7 +154,13 @@ def test_bad_files_exit_2_with_one_line(
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("{", "not valid JSON"), ('{"kind": NaN}', "not valid JSON"), ("\udcff", "cannot read")],
+    [
+        ("{", "not valid JSON"),
+        ('{"kind": NaN}', "not valid JSON"),
+        ("\udcff", "cannot read"),
+        ('{"kind": "rotation", "kind": "admission"}', "duplicate key 'kind'"),
+        ("[" * 100_000 + "]" * 100_000, "not valid JSON"),
+    ],
 )
 def test_unreadable_files_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
@@ -200,3 +210,20 @@ def test_help_documents_replay() -> None:
     assert done.returncode == 0
     assert "--json" in done.stdout
     assert "golden" in done.stdout
+
+
+def test_an_unset_budget_setting_is_the_default(tmp_path: Path) -> None:
+    doc = rotation_doc(requests=[{"id": "A", "slices": 10}, {"id": "B", "slices": 3}])
+    del doc["budget"]
+    status, text = replay("--json", str(write(tmp_path, doc)))
+    assert status == 0
+    assert json.loads(text)["grants"] == [["A", 8], ["B", 3], ["A", 2]]
+
+
+def test_a_late_arrival_costs_no_idle_ticks(tmp_path: Path) -> None:
+    doc = rotation_doc(
+        requests=[{"id": "A", "slices": 2}, {"id": "B", "slices": 2, "arrive": 10**12}]
+    )
+    status, text = replay("--json", str(write(tmp_path, doc)))
+    assert status == 0
+    assert json.loads(text)["grants"] == [["A", 2], ["B", 2]]

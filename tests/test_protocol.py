@@ -81,6 +81,40 @@ def test_second_direct_admission_in_one_tick_is_refused() -> None:
     assert step.outcome.branches == (Branch.WAITER_SLICE0,)
 
 
+def test_after_an_instant_finish_a_request_waits_whatever_the_budget() -> None:
+    state = run(initial_state(), Arrival("A", N, 0), RoundResult(finished=True)).state
+    step = run(state, Arrival("B", N, 0))
+    assert step.outcome.branches == (Branch.WAITING,)  # budget 0 would send a concurrent one away
+    step = run(step.state, Tick(0), Tick(0))
+    assert step.outcome.branches == (Branch.WAITER_SLICE0,)
+    step = run(state, Arrival("B", N, 0, may_wait=False))
+    assert step.outcome.ended == (Ended("B", Ending.CLASSIC),)
+
+
+def _a_parked_behind_b_and_c(cancel_b: bool) -> RotationState:
+    events: list[Event] = [
+        Arrival("A", N, 2),
+        RoundResult(finished=False),
+        Arrival("B", N, 2),
+        Arrival("C", N, 2),
+    ]
+    if cancel_b:
+        events.append(Cancel("B"))
+    events += [Tick(2), Tick(2), RoundResult(finished=False)]  # A parks: [B, C, A]
+    return run(initial_state(), *events).state
+
+
+def test_a_grant_decision_counts_even_for_a_cancelled_or_declined_grantee() -> None:
+    for cancel_b, declined in ((True, frozenset[str]()), (False, frozenset({"B"}))):
+        state = _a_parked_behind_b_and_c(cancel_b)
+        assert [(e.request, e.skipped) for e in state.backlog] == [("B", 0), ("C", 0), ("A", 0)]
+        step = run(state, Tick(2, declined=declined))
+        assert step.state.active is not None
+        assert step.state.active.request == "C"
+        # Two decisions: one chose B (then passed over), one chose C; A was skipped by both.
+        assert [(e.request, e.skipped) for e in step.state.backlog] == [("A", 2)]
+
+
 def test_empty_slot_with_backlog_is_no_direct_admission() -> None:
     state = holding_a_with_b_waiting()
     state = run(state, Tick(2), RoundResult(finished=False)).state  # A parks

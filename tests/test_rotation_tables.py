@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from returns.maybe import Nothing, Some
 
 from policy import (
@@ -142,3 +144,32 @@ TAKES_TICK = [
 @pytest.mark.parametrize(("yielded", "others", "takes"), TAKES_TICK)
 def test_slice_takes_tick(yielded: bool, others: bool, takes: bool) -> None:
     assert slice_takes_tick(yielded, others) is takes
+
+
+def _reference_grant_rounds(raw: str) -> int:
+    """The setting's rule, read literally: trim, optional '+', ASCII digits, u64."""
+    text = raw.strip(
+        " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+        "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+    )
+    digits = text.removeprefix("+")
+    if not digits or any(c not in "0123456789" for c in digits):
+        return 8
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > 20 or int(significant) > 2**64 - 1:
+        return 8
+    return int(significant)
+
+
+setting_text = st.one_of(
+    st.text(),
+    st.from_regex(r"\s*\+?0*[0-9]{1,25}\s*", fullmatch=True),
+    st.integers(-(2**70), 2**70).map(str),
+    st.integers(0, 5000).map(lambda n: "0" * n + "7"),
+    st.integers(4000, 6000).map(lambda n: "9" * n),
+)
+
+
+@given(setting_text)
+def test_parse_grant_rounds_on_any_text(raw: str) -> None:
+    assert parse_grant_rounds(raw) == _reference_grant_rounds(raw)
