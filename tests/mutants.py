@@ -1,0 +1,216 @@
+"""Deliberately broken kernels: each must make the suite fail.
+
+A check that cannot fail is a defect. This script copies the project to a
+scratch folder, applies one mutation of ``policy/`` at a time, runs the whole
+pytest suite against the copy and reports which tests caught it.
+
+    .venv/bin/python -m tests.mutants            # every mutant (a few minutes)
+    .venv/bin/python -m tests.mutants -k skip    # mutants whose name contains "skip"
+
+Exit status 1 when a mutant survives. Not part of ``./dev test``: it runs the
+suite once per mutant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    name: str
+    file: str
+    original: str
+    broken: str
+
+
+MUTANTS = [
+    # rotation: the pure decisions
+    Mutant(
+        "lane order flipped",
+        "policy/rotation.py",
+        "key=lambda i: (entries[i][0], -i)",
+        "key=lambda i: (-entries[i][0], -i)",
+    ),
+    Mutant(
+        "most skipped: latest among equals",
+        "policy/rotation.py",
+        "key=lambda i: (entries[i][1], -i)",
+        "key=lambda i: (entries[i][1], i)",
+    ),
+    Mutant(
+        "expiry with > instead of >=",
+        "policy/rotation.py",
+        "slices_in_grant >= budget",
+        "slices_in_grant > budget",
+    ),
+    Mutant(
+        "backlog admits one more",
+        "policy/rotation.py",
+        "backlog_len < BACKLOG_CAP",
+        "backlog_len <= BACKLOG_CAP",
+    ),
+    Mutant(
+        "alternation ignored",
+        "policy/rotation.py",
+        "return not others_have_work or not yielded",
+        "return True",
+    ),
+    # rotation: the backlog
+    Mutant(
+        "missing skip increment",
+        "policy/backlog.py",
+        "replace(entry, skipped=entry.skipped + 1)",
+        "entry",
+    ),
+    Mutant(
+        "skip count kept on re-entry",
+        "policy/backlog.py",
+        "self.entries.append(replace(entry, skipped=0))",
+        "self.entries.append(entry)",
+    ),
+    # rotation: the protocol
+    Mutant(
+        "admission slice 0 checked",
+        "policy/protocol.py",
+        "checked = job.in_flight is not SliceKind.ADMISSION_SLICE0",
+        "checked = True",
+    ),
+    Mutant(
+        "second direct admission in one tick",
+        "policy/protocol.py",
+        "and not state.backlog and not state.acted:",
+        "and not state.backlog:",
+    ),
+    Mutant(
+        "park without contention",
+        "policy/protocol.py",
+        "slice_grant_expired(slices, job.budget, bool(state.backlog))",
+        "slice_grant_expired(slices, job.budget, True)",
+    ),
+    Mutant(
+        "cancelled no-op slice not counted",
+        "policy/protocol.py",
+        "GrantEnd(job.request, job.slices_in_grant + 1, parked=False)",
+        "GrantEnd(job.request, job.slices_in_grant, parked=False)",
+    ),
+    Mutant(
+        "declined waiter aborted",
+        "policy/protocol.py",
+        "ended.append(Ended(entry.request, Ending.ROUTED_CLASSIC))",
+        "ended.append(Ended(entry.request, Ending.ABORTED))",
+    ),
+    Mutant(
+        "budget read every round",
+        "policy/protocol.py",
+        "active = replace(state.active, in_flight=SliceKind.ROUND)",
+        "active = replace(state.active, in_flight=SliceKind.ROUND, budget=event.budget)",
+    ),
+    # waiting selection
+    Mutant(
+        "ties go to the later entry",
+        "policy/waiting/select.py",
+        "if order < best_order:",
+        "if order <= best_order:",
+    ),
+    Mutant(
+        "resumed front ignored",
+        "policy/waiting/select.py",
+        "if front.resumed or policy.is_fifo:",
+        "if policy.is_fifo:",
+    ),
+    Mutant(
+        "dynamic keys cached at enqueue",
+        "policy/waiting/select.py",
+        'if policy.timing == "enqueue":',
+        "if True:",
+    ),
+    Mutant(
+        "fit-first skipping",
+        "policy/waiting/select.py",
+        "if not fits(selection.entry):\n        return Blocked(selection)",
+        "if not fits(selection.entry):\n"
+        "        rest = queue.without_index(selection.index)\n"
+        "        if rest.entries and fits(rest.entries[0]):\n"
+        "            return Admitted(Selection(0, rest.entries[0], ()), rest.without_index(0))\n"
+        "        return Blocked(selection)",
+    ),
+    Mutant(
+        "NaN sorts first",
+        "policy/waiting/evaluate.py",
+        "return (1, 0.0)",
+        "return (-1, 0.0)",
+    ),
+    Mutant(
+        "-0.0 below 0.0",
+        "policy/waiting/evaluate.py",
+        "return (0, value + 0.0)",
+        "return (0, value)",
+    ),
+    Mutant(
+        "preempted request re-queued at the back",
+        "policy/waiting/queue.py",
+        "WaitingQueue(pvector([made.unwrap()]) + self.entries)",
+        "WaitingQueue(self.entries.append(made.unwrap()))",
+    ),
+]
+
+
+def run_mutant(mutant: Mutant, scratch: Path) -> list[str]:
+    """The tests that fail with ``mutant`` applied (empty: it survived)."""
+    tree = scratch / "tree"
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(
+        ROOT,
+        tree,
+        ignore=shutil.ignore_patterns(".venv", ".git", "*_cache", ".hypothesis", "__pycache__"),
+    )
+    target = tree / mutant.file
+    text = target.read_text()
+    if text.count(mutant.original) != 1:
+        raise SystemExit(f"mutant {mutant.name!r}: its original text is not in {mutant.file} once")
+    target.write_text(text.replace(mutant.original, mutant.broken))
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-rf"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return sorted(
+        {
+            line.split()[1].split("[")[0]
+            for line in done.stdout.splitlines()
+            if line.startswith("FAILED")
+        }
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-k", default="", help="only mutants whose name contains this text")
+    chosen = [m for m in MUTANTS if parser.parse_args().k in m.name]
+    survivors = 0
+    with tempfile.TemporaryDirectory() as scratch:
+        for mutant in chosen:
+            caught = run_mutant(mutant, Path(scratch))
+            survivors += not caught
+            verdict = f"caught by {len(caught)}: {', '.join(caught[:3])}" if caught else "SURVIVED"
+            print(f"{mutant.name:40} {verdict}", flush=True)
+    print(f"mutants: {len(chosen) - survivors} passed, {survivors} failed")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
