@@ -41,7 +41,12 @@ class StepEngine:
     blocks: int  # KV blocks in the pool
     block_size: int  # tokens per block
     stage: str = "engine"  # the name keys use in budget_left(...)
-    horizon: float | None = None  # stop admitting and running at this time
+    horizon: float | None = None  # no iteration starts at or after this time
+
+    @property
+    def kv_tokens(self) -> int:
+        """Tokens the KV pool holds."""
+        return self.blocks * self.block_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +64,15 @@ class StepRequest:
     id: str | int
     serial: int
     enqueue: float
-    attrs: Mapping[str, AttributeValue]  # prompt and out included
+    attrs: Mapping[str, AttributeValue]  # prompt and out included (keys may not read out)
     prompt: int
     out: int
+
+    @property
+    def kv_tokens_at_end(self) -> int:
+        """KV tokens held while producing the last output token: the prompt and every
+        output token but the last, which is never fed back (docs/harness.md)."""
+        return self.prompt + self.out - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +113,8 @@ def read_admission(doc: Node) -> AdmissionScenario:
         raise engine_name.fail('must be "pool" or "step"')
     policy_node = doc.child("policy")
     policy = _read_policy(policy_node)
+    if isinstance(engine, StepEngine):
+        _refuse_reading_out(policy_node, policy)
     requests_node = doc.child("requests")
     requests: tuple[PoolRequest | StepRequest, ...]
     if isinstance(engine, PoolEngine):
@@ -236,15 +249,26 @@ def _read_step_request(node: Node, index: int, engine: StepEngine) -> StepReques
     identity, serial, enqueue = _read_common(node, index)
     prompt = node.child("prompt").integer(1)
     out = node.child("out").integer(1)
-    pool_tokens = engine.blocks * engine.block_size
-    if prompt + out > pool_tokens:
-        raise node.fail(
-            f"needs {prompt + out} tokens of KV at its end, more than the pool's "
-            f"{engine.blocks} x {engine.block_size} = {pool_tokens}: it could never finish"
-        )
     attrs = _read_attrs(node.optional("attrs"), frozenset({"prompt", "out"}))
     attrs |= {"prompt": float(prompt), "out": float(out)}
-    return StepRequest(identity, serial, enqueue, attrs, prompt, out)
+    request = StepRequest(identity, serial, enqueue, attrs, prompt, out)
+    if request.kv_tokens_at_end > engine.kv_tokens:
+        raise node.fail(
+            f"needs {request.kv_tokens_at_end} tokens of KV for its last output token "
+            f"(prompt {prompt} + out {out} - 1), more than the pool's {engine.blocks} x "
+            f"{engine.block_size} = {engine.kv_tokens}: it could never finish"
+        )
+    return request
+
+
+def _refuse_reading_out(policy_node: Node, policy: QueuePolicy) -> None:
+    """The true output length is unknown to a scheduler: a step policy may not read it."""
+    if "out" in policy.attributes_read:
+        out = policy_node.child("attributes").child("out")
+        raise out.fail(
+            "a step scenario's true output length is hidden from keys; "
+            "store a prediction in another attribute"
+        )
 
 
 def _read_expect(node: Node, ids: set[str | int]) -> AdmissionExpect:
