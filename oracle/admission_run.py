@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from oracle.admission_scenario import AdmissionScenario
+from policy.identity import RequestId
 
-__all__ = ["AdmissionRun", "RequestRecord"]
+__all__ = ["AdmissionRun", "RequestRecord", "admission_times"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,3 +32,10 @@ class AdmissionRun:
     selected: tuple[str | int, ...]  # each admission's request, in order
     admitted_at: tuple[float, ...]  # the time of each of those admissions
     records: tuple[RequestRecord, ...] = field(default=())
+
+
+def admission_times(
+    selected: Sequence[RequestId], admitted_at: Sequence[float], request: RequestId
+) -> tuple[float, ...]:
+    """Every admission time of ``request`` in a run's admission order."""
+    return tuple(t for r, t in zip(selected, admitted_at, strict=True) if r == request)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from returns.result import Failure
 
 from oracle.admission_run import AdmissionRun, RequestRecord
 from oracle.admission_scenario import AdmissionScenario, PoolEngine, PoolRequest, StepRequest
+from policy.identity import RequestId
 from policy.waiting import Admitted, Moment, WaitingEntry, WaitingQueue, attempt_admission
 
 __all__ = ["QueueRefused", "enqueue", "run_pool"]
@@ -44,58 +46,83 @@ def enqueue(
     return appended.unwrap()
 
 
+@dataclass(slots=True)
+class _Pool:
+    """The pool's mutable state while a scenario plays (the imperative shell)."""
+
+    scenario: AdmissionScenario
+    cap: int
+    requests: dict[RequestId, PoolRequest]
+    arrivals: list[PoolRequest]  # time order, file order among equal times
+    queue: WaitingQueue = field(default_factory=WaitingQueue)
+    used: int = 0
+    releases: list[tuple[float, int, RequestId]] = field(default_factory=list)  # a heap
+    selected: list[RequestId] = field(default_factory=list)
+    admitted_at: list[float] = field(default_factory=list)
+    released: dict[RequestId, float] = field(default_factory=dict)
+
+    def next_event(self) -> float | None:
+        times = [self.arrivals[0].enqueue] if self.arrivals else []
+        times += [self.releases[0][0]] if self.releases else []
+        return min(times, default=None)
+
+    def release_due(self, now: float) -> None:
+        while self.releases and self.releases[0][0] == now:
+            _, _, request = heapq.heappop(self.releases)
+            self.used -= self.requests[request].units
+            self.released[request] = now
+
+    def queue_arrivals(self, now: float) -> None:
+        while self.arrivals and self.arrivals[0].enqueue == now:
+            request = self.arrivals.pop(0)
+            self.queue = enqueue(self.queue, self.scenario, request, now, self.ever_fits)
+
+    def admit_while_fits(self, now: float) -> None:
+        while isinstance(
+            outcome := attempt_admission(self.queue, self.scenario.policy, Moment(now), self.fits),
+            Admitted,
+        ):
+            request = self.requests[outcome.entry.identity]
+            self.queue = outcome.queue
+            self.used += request.units
+            self.selected.append(request.id)
+            self.admitted_at.append(now)
+            heapq.heappush(self.releases, (now + request.hold, len(self.selected), request.id))
+
+    def fits(self, entry: WaitingEntry) -> bool:
+        return self.used + self.requests[entry.identity].units <= self.cap
+
+    def ever_fits(self, entry: WaitingEntry) -> bool:
+        return self.requests[entry.identity].units <= self.cap
+
+    def record(self, request: PoolRequest) -> RequestRecord:
+        admitted = [
+            t for r, t in zip(self.selected, self.admitted_at, strict=True) if r == request.id
+        ]
+        return RequestRecord(
+            request.id,
+            request.serial,
+            request.enqueue,
+            admitted_at=tuple(admitted),
+            finished_at=self.released.get(request.id),
+        )
+
+
 def run_pool(scenario: AdmissionScenario) -> AdmissionRun:
-    """The pool engine: event driven; at each event time releases, then arrivals
-    (file order), then admissions while the selected request fits."""
+    """Replay a pool scenario: the admission order, times and per-request records."""
     engine = scenario.engine
     assert isinstance(engine, PoolEngine)
-    requests = {r.id: r for r in scenario.requests if isinstance(r, PoolRequest)}
-    arrivals = sorted(enumerate(requests.values()), key=lambda item: (item[1].enqueue, item[0]))
-    releases: list[tuple[float, int, str | int]] = []  # (time, admission number, request)
-    queue = WaitingQueue()
-    used = 0
-    selected: list[str | int] = []
-    admitted_at: list[float] = []
-    released: dict[str | int, float] = {}
-    next_arrival = 0
-
-    def fits(entry: WaitingEntry) -> bool:
-        return used + requests[entry.identity].units <= engine.cap
-
-    def ever_fits(entry: WaitingEntry) -> bool:
-        return requests[entry.identity].units <= engine.cap
-
-    while next_arrival < len(arrivals) or releases:
-        now = min(
-            arrivals[next_arrival][1].enqueue if next_arrival < len(arrivals) else float("inf"),
-            releases[0][0] if releases else float("inf"),
-        )
-        while releases and releases[0][0] == now:
-            _, _, request_id = heapq.heappop(releases)
-            used -= requests[request_id].units
-            released[request_id] = now
-        while next_arrival < len(arrivals) and arrivals[next_arrival][1].enqueue == now:
-            queue = enqueue(queue, scenario, arrivals[next_arrival][1], now, ever_fits)
-            next_arrival += 1
-        while True:
-            outcome = attempt_admission(queue, scenario.policy, Moment(now), fits)
-            if not isinstance(outcome, Admitted):
-                break
-            request = requests[outcome.entry.identity]
-            queue = outcome.queue
-            used += request.units
-            selected.append(request.id)
-            admitted_at.append(now)
-            heapq.heappush(releases, (now + request.hold, len(selected), request.id))
-    admitted = dict(zip(selected, admitted_at, strict=True))
-    records = tuple(
-        RequestRecord(
-            r.id,
-            r.serial,
-            r.enqueue,
-            admitted_at=(admitted[r.id],) if r.id in admitted else (),
-            finished_at=released.get(r.id),
-        )
-        for r in requests.values()
+    requests = [r for r in scenario.requests if isinstance(r, PoolRequest)]
+    order = sorted(range(len(requests)), key=lambda i: (requests[i].enqueue, i))
+    pool = _Pool(scenario, engine.cap, {r.id: r for r in requests}, [requests[i] for i in order])
+    # What one event time does, in order (harness.md): the table is the rule.
+    phases = (pool.release_due, pool.queue_arrivals, pool.admit_while_fits)
+    while (now := pool.next_event()) is not None:
+        for phase in phases:
+            phase(now)
+    return AdmissionRun(
+        scenario,
+        tuple(pool.selected),
+        tuple(pool.admitted_at),
+        tuple(pool.record(r) for r in requests),
     )
-    return AdmissionRun(scenario, tuple(selected), tuple(admitted_at), records)

@@ -15,7 +15,7 @@ from typing import TypeAlias
 
 from returns.result import Failure
 
-from oracle.admission_run import AdmissionRun, RequestRecord
+from oracle.admission_run import AdmissionRun, RequestRecord, admission_times
 from oracle.admission_scenario import AdmissionScenario, StepEngine, StepRequest
 from oracle.pool_engine import QueueRefused, enqueue
 from policy.identity import RequestId
@@ -253,12 +253,11 @@ class _Stage:
         return tuple(first_tokens), tuple(finished)
 
     def record(self, request: StepRequest) -> RequestRecord:
-        pairs = zip(self.selected, self.admitted_at, strict=True)
         return RequestRecord(
             request.id,
             request.serial,
             request.enqueue,
-            admitted_at=tuple(time for admitted, time in pairs if admitted == request.id),
+            admitted_at=admission_times(self.selected, self.admitted_at, request.id),
             first_token_at=self.first_token_at.get(request.id),
             finished_at=self.finished_at.get(request.id),
             preemptions=self.preemptions.get(request.id, 0),

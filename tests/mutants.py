@@ -1,7 +1,8 @@
 """Deliberately broken kernels: each must make the suite fail.
 
 A check that cannot fail is a defect. This script copies the project to a
-scratch folder, applies one mutation of ``policy/`` at a time, runs the whole
+scratch folder, applies one mutation of the kernel (or of a harness engine) at
+a time, runs the whole
 pytest suite against the copy and reports which tests caught it.
 
     .venv/bin/python -m tests.mutants            # every mutant (a few minutes)
@@ -151,16 +152,48 @@ MUTANTS = [
         "return (-1, 0.0)",
     ),
     Mutant(
-        "-0.0 below 0.0",
-        "policy/waiting/evaluate.py",
-        "return (0, value + 0.0)",
-        "return (0, value)",
-    ),
-    Mutant(
         "preempted request re-queued at the back",
         "policy/waiting/queue.py",
         "WaitingQueue(pvector([made.unwrap()]) + self.entries)",
         "WaitingQueue(self.entries.append(made.unwrap()))",
+    ),
+    # the harness engines (their checks are the golden files and the engine properties)
+    Mutant(
+        "pool admits before arrivals",
+        "oracle/pool_engine.py",
+        "(pool.release_due, pool.queue_arrivals, pool.admit_while_fits)",
+        "(pool.release_due, pool.admit_while_fits, pool.queue_arrivals, pool.admit_while_fits)",
+    ),
+    Mutant(
+        "pool arrivals before releases",
+        "oracle/pool_engine.py",
+        "(pool.release_due, pool.queue_arrivals, pool.admit_while_fits)",
+        "(pool.queue_arrivals, pool.admit_while_fits, pool.release_due, pool.admit_while_fits)",
+    ),
+    Mutant(
+        "pool fit strict",
+        "oracle/pool_engine.py",
+        "return self.used + self.requests[entry.identity].units <= self.cap",
+        "return self.used + self.requests[entry.identity].units < self.cap",
+    ),
+    Mutant(
+        "step preempts the oldest",
+        "oracle/step_engine.py",
+        "victim = self.residents.pop()",
+        "victim = self.residents.pop(0)",
+    ),
+    Mutant(
+        "step admits before residents take tokens",
+        "oracle/step_engine.py",
+        "left = stage.serve_residents(start, events)",
+        "stage.admit(start, engine.budget, events)\n"
+        "        left = stage.serve_residents(start, events)",
+    ),
+    Mutant(
+        "step admits after a preemption",
+        "oracle/step_engine.py",
+        "if not any(isinstance(event, Preemption) for event in events):",
+        "if True:",
     ),
 ]
 
