@@ -459,6 +459,13 @@ def test_a_resumed_request_is_always_the_next_one_admitted(scenario: AdmissionSc
 
 
 @given(step_scenarios())
+def test_a_step_that_preempted_admits_nobody(scenario: AdmissionScenario) -> None:
+    for iteration in trace_step(scenario).iterations:
+        kinds = {type(event) for event in iteration.events}
+        assert not (Preemption in kinds and Admission in kinds), iteration
+
+
+@given(step_scenarios())
 def test_the_most_recently_admitted_resident_is_preempted(scenario: AdmissionScenario) -> None:
     residents: list[str | int] = []  # admission order
     for iteration in trace_step(scenario).iterations:
