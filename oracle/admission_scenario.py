@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from returns.result import Failure
 
 from oracle.fields import FieldError, Node, check_distinct_ids
-from policy.waiting import PolicyError, QueuePolicy, load_policy
+from policy.waiting import PolicyError, QueuePolicy, is_stage_name, load_policy
 
 __all__ = [
     "AdmissionExpect",
@@ -194,8 +194,11 @@ def _read_step(node: Node) -> StepEngine:
 
 def _stage_name(node: Node) -> str:
     name = node.string()
-    if not name.isidentifier():
-        raise node.fail("must be a name (letters, digits, underscores)")
+    if not is_stage_name(name):
+        raise node.fail(
+            "must be a name keys can write in budget_left(...): ASCII letters, digits and"
+            " underscores, not starting with a digit, not a reserved word"
+        )
     return name
 
 

@@ -138,12 +138,12 @@ MUTANTS = [
     Mutant(
         "fit-first skipping",
         "policy/waiting/select.py",
-        "if not fits(selection.entry):\n        return Blocked(selection)",
+        "if not fits(selection.entry):\n        return Blocked(selection, queue)",
         "if not fits(selection.entry):\n"
         "        rest = queue.without_index(selection.index)\n"
         "        if rest.entries and fits(rest.entries[0]):\n"
         "            return Admitted(Selection(0, rest.entries[0], ()), rest.without_index(0))\n"
-        "        return Blocked(selection)",
+        "        return Blocked(selection, queue)",
     ),
     Mutant(
         "NaN sorts first",

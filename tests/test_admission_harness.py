@@ -73,7 +73,17 @@ def admission_doc(**changes: object) -> dict[str, object]:
         ],
     }
     doc.update(changes)
-    return doc
+    return {key: value for key, value in doc.items() if value is not None}
+
+
+STEP = {
+    "budget": 8,
+    "chunk": 8,
+    "iteration_cost": 1,
+    "max_running": 2,
+    "blocks": 8,
+    "block_size": 4,
+}
 
 
 def policy(**fields: object) -> dict[str, object]:
@@ -127,6 +137,14 @@ BAD_FILES: list[tuple[dict[str, object], str]] = [
         "requests[0].attrs.prompt: must be a number or true/false",
     ),
     (admission_doc(expect={"selected": [7]}), "expect.selected[0]: names no request: 7"),
+    (
+        admission_doc(engine="step", pool=None, step={**STEP, "stage": "now"}),
+        "step.stage: must be a name keys can write in budget_left(...)",
+    ),
+    (
+        admission_doc(engine="step", pool=None, step={**STEP, "stage": "étape"}),
+        "step.stage: must be a name",
+    ),
 ]
 
 

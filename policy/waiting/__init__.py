@@ -25,7 +25,7 @@ from policy.waiting.expr import (
     Unary,
     Var,
 )
-from policy.waiting.parse import MAX_DEPTH, parse_expression, unparse
+from policy.waiting.parse import MAX_DEPTH, is_stage_name, nesting, parse_expression, unparse
 from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority
 from policy.waiting.queue import (
     QueueError,
@@ -87,12 +87,14 @@ __all__ = [
     "expr_from_json",
     "expr_to_json",
     "fifo",
+    "is_stage_name",
     "is_true",
     "key_list_order",
     "keys_at_enqueue",
     "load_policy",
     "load_policy_text",
     "make_policy",
+    "nesting",
     "order_key",
     "parse_expression",
     "select_waiting",

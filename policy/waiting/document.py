@@ -17,12 +17,15 @@ out means FIFO; an empty list is refused. Keys are text or JSON trees
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Final
 
 from returns.result import Failure, Result, Success
 
 from policy.waiting.errors import PolicyError
 from policy.waiting.expr import Expr
+from policy.waiting.numbers import name_shown, shown
 from policy.waiting.parse import parse_expression, unparse
 from policy.waiting.queue_policy import (
     EMPTY_KEYS_MESSAGE,
@@ -66,7 +69,9 @@ def _read_keys(raw: JsonValue, constants: dict[str, JsonValue]) -> Result[list[E
         elif isinstance(key, dict):
             parsed = expr_from_json(key, path)
         else:
-            return Failure(PolicyError(path, "a key must be expression text or a JSON tree"))
+            return Failure(
+                PolicyError(path, f"a key must be expression text or a JSON tree, not {shown(key)}")
+            )
         if isinstance(parsed, Failure):
             return Failure(parsed.failure())
         trees.append(parsed.unwrap())
@@ -86,22 +91,27 @@ def load_policy(doc: JsonValue) -> Result[QueuePolicy, PolicyError]:
     for field in doc:
         if field not in _FIELDS:
             return Failure(
-                PolicyError(str(field), f"unknown field (expected one of {', '.join(_FIELDS)})")
+                PolicyError(
+                    name_shown(field), f"unknown field (expected one of {', '.join(_FIELDS)})"
+                )
             )
     if doc.get("format", FORMAT) != FORMAT:
-        return Failure(PolicyError("format", f"must be {FORMAT!r}, not {doc['format']!r}"))
+        return Failure(PolicyError("format", f"must be {FORMAT!r}, not {shown(doc['format'])}"))
     version = doc.get("version", VERSION)
     if isinstance(version, bool) or not isinstance(version, int):
-        return Failure(PolicyError("version", f"must be an integer, not {version!r}"))
+        return Failure(PolicyError("version", f"must be an integer, not {shown(version)}"))
     if version != VERSION:
         return Failure(
             PolicyError(
-                "version", f"this library reads queue-policy version {VERSION}, not {version}"
+                "version",
+                f"this library reads queue-policy version {VERSION}, not {shown(version)}",
             )
         )
     timing = doc.get("timing", "selection")
     if timing not in TIMINGS:
-        return Failure(PolicyError("timing", f'must be "selection" or "enqueue", not {timing!r}'))
+        return Failure(
+            PolicyError("timing", f'must be "selection" or "enqueue", not {shown(timing)}')
+        )
     checked_timing: Timing = "enqueue" if timing == "enqueue" else "selection"
     return _read_object(doc, "let").bind(
         lambda constants: _read_object(doc, "attributes").bind(
@@ -120,7 +130,10 @@ def _build(
     for name, value in attributes.items():
         if value not in VISIBILITIES:
             return Failure(
-                PolicyError(f"attributes.{name}", f'must be "visible" or "hidden", not {value!r}')
+                PolicyError(
+                    f"attributes.{name_shown(name)}",
+                    f'must be "visible" or "hidden", not {shown(value)}',
+                )
             )
         visibility[name] = "hidden" if value == "hidden" else "visible"
     if "keys" not in doc:
@@ -135,20 +148,67 @@ def load_policy_text(text: str) -> Result[QueuePolicy, PolicyError]:
 
     >>> print(load_policy_text('{"keys": ["1 +"]}').failure())
     keys[0]: line 1, column 4: expected an operand (number, name or '('), found end of text
+    >>> print(load_policy_text('{"version": 1' + '0' * 5000 + '}').failure())
+    line 1, column 13: integer of 5001 digits is out of range: numbers must be finite floats
     """
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_int=_json_integer)
     except json.JSONDecodeError as error:
         return Failure(PolicyError("", f"not JSON: {error.msg}", error.lineno, error.colno))
     except RecursionError:
         return Failure(PolicyError("", "not JSON this library can read: nested too deeply"))
+    except _OutOfRange as refused:
+        line, column = _where_integer(text, refused.text)
+        return Failure(
+            PolicyError(
+                "",
+                f"integer of {refused.digits} digits is out of range:"
+                " numbers must be finite floats",
+                line,
+                column,
+            )
+        )
     return load_policy(doc)
+
+
+class _OutOfRange(Exception):
+    """Internal: an integer literal beyond the float range (Python could not even
+    convert one of more than 4300 digits); it never escapes :func:`load_policy_text`."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__("integer out of range")
+        self.text = text
+        self.digits = len(text.lstrip("-"))
+
+
+def _json_integer(text: str) -> int:
+    # float() reads any number of digits; an integer beyond the float range is refused
+    # here, before int() could raise for more than 4300 digits.
+    if not math.isfinite(float(text)):
+        raise _OutOfRange(text)
+    return int(text)
+
+
+_JSON_NUMBER_OR_STRING: Final = re.compile(
+    r'"(?:[^"\\]|\\.)*"|(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?'
+)
+
+
+def _where_integer(text: str, literal: str) -> tuple[int | None, int | None]:
+    """Line and column of the first integer literal ``literal`` outside JSON strings."""
+    for match in _JSON_NUMBER_OR_STRING.finditer(text):
+        if match.group(1) == literal and not match.group(2) and not match.group(3):
+            at = match.start()
+            line = text.count("\n", 0, at) + 1
+            return line, at - (text.rfind("\n", 0, at) + 1) + 1
+    return None, None
 
 
 def dump_policy(policy: QueuePolicy) -> dict[str, JsonValue]:
     """The JSON document of ``policy`` (keys as text); loading it gives ``policy`` back.
 
-    >>> dump_policy(make_policy(["-prompt"]).unwrap())  # doctest: +NORMALIZE_WHITESPACE
+    >>> dump_policy(make_policy(["-prompt"], attributes=["prompt"]).unwrap())
+    ... # doctest: +NORMALIZE_WHITESPACE
     {'format': 'serving-policy-kernel/queue-policy', 'version': 1, 'let': {},
      'attributes': {'prompt': 'visible'}, 'keys': ['-prompt'], 'timing': 'selection'}
     """

@@ -11,6 +11,9 @@ would raise or differ from IEEE 754:
   ``minimum``/``maximum``).
 - A name the scope lacks (an attribute the entry does not carry, an undeclared
   constant, a stage the moment does not report) reads as NaN: unknown.
+- Numbers read from the scope are converted by
+  :func:`~policy.waiting.numbers.as_float`: booleans are 1 and 0, an integer
+  beyond the float range is ±infinity, anything that is not a number is NaN.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeAlias, cast
 
 from policy.waiting.expr import (
     Attr,
@@ -33,6 +36,7 @@ from policy.waiting.expr import (
     Unary,
     Var,
 )
+from policy.waiting.numbers import as_float
 
 NAN: Final = math.nan
 
@@ -55,6 +59,7 @@ def divide(numerator: float, denominator: float) -> float:
     >>> divide(1.0, 0.0), divide(1.0, -0.0), divide(-2.0, -0.0), divide(0.0, 0.0)
     (inf, -inf, inf, nan)
     """
+    numerator, denominator = as_float(numerator), as_float(denominator)
     if denominator != 0.0:
         return numerator / denominator
     if numerator == 0.0 or math.isnan(numerator):
@@ -78,10 +83,13 @@ def extremum(function: str, values: Iterable[float]) -> float:
     (-0.0, 0.0, nan)
     """
     ranked = []
-    for value in values:
+    for number in values:
+        value = as_float(number)
         if math.isnan(value):
             return NAN
         ranked.append((value, math.copysign(1.0, value), value))
+    if not ranked:
+        return NAN
     return (min(ranked) if function == "min" else max(ranked))[2]
 
 
@@ -101,8 +109,74 @@ def _compare(op: str, left: float, right: float) -> bool:
             return left != right
 
 
+@dataclass(frozen=True, slots=True)
+class _Apply:
+    """Pending: apply ``op`` to the one (prefix) or two values on top of the stack."""
+
+    op: str
+    arity: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Logic:
+    """Pending: ``&&``/``||`` once its left value is known; ``right`` only if needed."""
+
+    op: str
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class _Truth:
+    """Pending: the value on top of the stack as 1 or 0."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Choose:
+    """Pending: ``then`` or ``otherwise``, by the test value on top of the stack."""
+
+    then: Expr
+    otherwise: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class _Extremum:
+    """Pending: ``min``/``max`` of the ``count`` values on top of the stack."""
+
+    function: str
+    count: int
+
+
+_TRUTH: Final = _Truth()
+
+_Step: TypeAlias = Expr | _Apply | _Logic | _Truth | _Choose | _Extremum
+
+
+def _read(values: Mapping[str, object], name: str) -> float:
+    found = values.get(name)
+    return NAN if found is None else as_float(found)
+
+
+def _arithmetic(op: str, a: float, b: float) -> float:
+    match op:
+        case "+":
+            return a + b
+        case "-":
+            return a - b
+        case "*":
+            return a * b
+        case "/":
+            return divide(a, b)
+        case _:
+            return 1.0 if _compare(op, a, b) else 0.0
+
+
 def evaluate(expr: Expr, scope: Scope) -> float:
     """The value of ``expr`` in ``scope``; never raises.
+
+    Every number read from the scope goes through
+    :func:`~policy.waiting.numbers.as_float` (an integer beyond the float range
+    is ±infinity). The tree is walked with an explicit stack, so a chain of any
+    length evaluates without recursion.
 
     >>> scope = Scope({"prompt": 256}, 1, now=5.0, waited=5.0, budget_left={}, constants={})
     >>> evaluate(Binary("&&", Binary(">", Attr("prompt"), Num(128)), Var("waited")), scope)
@@ -110,51 +184,86 @@ def evaluate(expr: Expr, scope: Scope) -> float:
     >>> evaluate(BudgetLeft("engine"), scope)
     nan
     """
-    match expr:
-        case Num(value):
-            return value
-        case Bool(value):
-            return 1.0 if value else 0.0
-        case Attr(name):
-            found = scope.attributes.get(name)
-            return NAN if found is None else float(found)
-        case Const(name):
-            return float(scope.constants.get(name, NAN))
-        case Var("serial"):
-            return float(scope.serial)
-        case Var("now"):
-            return scope.now
-        case Var(_):
-            return scope.waited
-        case BudgetLeft(stage):
-            return float(scope.budget_left.get(stage, NAN))
-        case Unary("-", operand):
-            return -evaluate(operand, scope)
-        case Unary(_, operand):
-            return 0.0 if is_true(evaluate(operand, scope)) else 1.0
-        case Binary("&&", left, right):
-            return (
-                1.0 if is_true(evaluate(left, scope)) and is_true(evaluate(right, scope)) else 0.0
+    values: list[float] = []
+    pending: list[_Step] = [expr]
+    push, pop, put = pending.append, pending.pop, values.append
+    while pending:
+        step: object = pop()
+        kind = type(step)
+        # Dispatch on the exact type, most frequent first: this loop is the hot path.
+        if kind is Attr:
+            put(_read(scope.attributes, cast(Attr, step).name))
+        elif kind is Num:
+            put(cast(Num, step).value)
+        elif kind is Binary:
+            binary = cast(Binary, step)
+            if binary.op in ("&&", "||"):
+                push(_Logic(binary.op, binary.right))
+            else:
+                push(_Apply(binary.op, 2))
+                push(binary.right)
+            push(binary.left)
+        elif kind is _Apply:
+            apply = cast(_Apply, step)
+            if apply.arity == 2:
+                right_value = values.pop()
+                values[-1] = _arithmetic(apply.op, values[-1], right_value)
+            elif apply.op == "-":
+                values[-1] = -values[-1]
+            else:
+                values[-1] = 0.0 if is_true(values[-1]) else 1.0
+        elif kind is Cond:
+            cond = cast(Cond, step)
+            push(_Choose(cond.then, cond.otherwise))
+            push(cond.test)
+        elif kind is _Choose:
+            choose = cast(_Choose, step)
+            push(choose.then if is_true(values.pop()) else choose.otherwise)
+        elif kind is _Logic:
+            # &&: a false left decides (0); ||: a true left decides (1)
+            logic = cast(_Logic, step)
+            either = logic.op == "||"
+            if is_true(values[-1]) == either:
+                values[-1] = 1.0 if either else 0.0
+            else:
+                values.pop()
+                push(_TRUTH)
+                push(logic.right)
+        elif kind is _Truth:
+            values[-1] = 1.0 if is_true(values[-1]) else 0.0
+        elif kind is Const:
+            put(_read(scope.constants, cast(Const, step).name))
+        elif kind is Var:
+            name = cast(Var, step).name
+            put(
+                as_float(
+                    scope.serial
+                    if name == "serial"
+                    else scope.now
+                    if name == "now"
+                    else scope.waited
+                )
             )
-        case Binary("||", left, right):
-            return 1.0 if is_true(evaluate(left, scope)) or is_true(evaluate(right, scope)) else 0.0
-        case Binary(op, left, right):
-            a, b = evaluate(left, scope), evaluate(right, scope)
-            match op:
-                case "+":
-                    return a + b
-                case "-":
-                    return a - b
-                case "*":
-                    return a * b
-                case "/":
-                    return divide(a, b)
-                case _:
-                    return 1.0 if _compare(op, a, b) else 0.0
-        case Cond(test, then, otherwise):
-            return evaluate(then if is_true(evaluate(test, scope)) else otherwise, scope)
-        case Call(function, args):
-            return extremum(function, [evaluate(arg, scope) for arg in args])
+        elif kind is Bool:
+            put(1.0 if cast(Bool, step).value else 0.0)
+        elif kind is BudgetLeft:
+            put(_read(scope.budget_left, cast(BudgetLeft, step).stage))
+        elif kind is Unary:
+            unary = cast(Unary, step)
+            push(_Apply(unary.op, 1))
+            push(unary.operand)
+        elif kind is Call:
+            call = cast(Call, step)
+            push(_Extremum(call.function, len(call.args)))
+            pending.extend(reversed(call.args))
+        elif kind is _Extremum:
+            count = cast(_Extremum, step).count
+            found = extremum(cast(_Extremum, step).function, values[len(values) - count :])
+            del values[len(values) - count :]
+            put(found)
+        else:  # not a node (a policy built around make_policy): unknown
+            put(NAN)
+    return values[-1]
 
 
 def order_key(value: float) -> tuple[int, float]:
@@ -168,6 +277,7 @@ def order_key(value: float) -> tuple[int, float]:
     >>> order_key(-0.0) == order_key(0.0), order_key(math.nan) == order_key(-math.nan)
     (True, True)
     """
+    value = as_float(value)
     if math.isnan(value):
         return (1, 0.0)
     return (0, value + 0.0)  # + 0.0 turns -0.0 into 0.0

@@ -1,17 +1,26 @@
 """Key expressions as immutable typed trees.
 
 Every node is a frozen, slotted dataclass; an expression is one of the node
-types in :data:`Expr`. Nodes check their own invariants when built, so any tree
-that exists can be printed as text and read back (see :mod:`policy.waiting.parse`).
+types in :data:`Expr`. Nodes check their own invariants when built (a child
+that is not a node is a ``TypeError``), so any tree that exists can be printed
+as text and read back (see :mod:`policy.waiting.parse`), within the nesting
+limit that :func:`policy.waiting.parse.nesting` measures.
+
+Equality, hashing and ``repr`` of the operator nodes walk the tree with an
+explicit stack, not by recursion: a chain of thousands of terms
+(``a + a + ... + a``) is as deep as it is long, and must not reach Python's
+recursion limit.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias, final
+
+from policy.waiting.numbers import as_float, shown
 
 #: Words of the language itself: they cannot name attributes, constants or each other.
 RESERVED_WORDS: Final = frozenset(
@@ -44,10 +53,19 @@ def is_name(text: str) -> bool:
 
 
 def _require_name(kind: str, name: str) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name must be text, not {shown(name)}")
     if not is_name(name):
-        raise ValueError(f"{kind} {name!r} is not a usable name")
+        raise ValueError(f"{kind} {shown(name)} is not a usable name")
 
 
+def _require_nodes(owner: str, nodes: tuple[object, ...]) -> None:
+    for node in nodes:
+        if not isinstance(node, _NODE_TYPES):
+            raise TypeError(f"{owner} needs expression nodes, not {shown(node)}")
+
+
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Num:
     """A finite number literal.
@@ -64,10 +82,11 @@ class Num:
 
     def __post_init__(self) -> None:
         if isinstance(self.value, bool) or not isinstance(self.value, int | float):
-            raise TypeError(f"a number literal needs a float, not {self.value!r}")
-        if not math.isfinite(self.value):
-            raise ValueError(f"a number literal must be finite, not {self.value!r}")
-        object.__setattr__(self, "value", float(self.value))
+            raise TypeError(f"a number literal needs a float, not {shown(self.value)}")
+        number = as_float(self.value)
+        if not math.isfinite(number):
+            raise ValueError(f"a number literal must be finite, not {shown(self.value)}")
+        object.__setattr__(self, "value", number)
 
     def _identity(self) -> tuple[float, float]:
         return (self.value, math.copysign(1.0, self.value))
@@ -79,13 +98,19 @@ class Num:
         return hash(("Num", self._identity()))
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Bool:
     """``true`` or ``false``: 1 or 0 when evaluated."""
 
     value: bool
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, bool):
+            raise TypeError(f"a boolean literal needs True or False, not {shown(self.value)}")
 
+
+@final
 @dataclass(frozen=True, slots=True)
 class Attr:
     """A request attribute, read from the entry."""
@@ -96,6 +121,7 @@ class Attr:
         _require_name("attribute", self.name)
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Const:
     """A constant declared by the policy (``let``)."""
@@ -106,6 +132,7 @@ class Const:
         _require_name("constant", self.name)
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Var:
     """A context variable: ``serial``, ``now`` or ``waited``."""
@@ -117,6 +144,7 @@ class Var:
             raise ValueError(f"{self.name!r} is not a context variable")
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class BudgetLeft:
     """``budget_left(stage)``: tokens still free in the stage's current iteration."""
@@ -127,8 +155,24 @@ class BudgetLeft:
         _require_name("stage", self.stage)
 
 
-@dataclass(frozen=True, slots=True)
-class Unary:
+class _Operator:
+    """Equality, hash and ``repr`` of operator nodes, without recursion."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and same_tree(self, other)  # type: ignore[arg-type]
+
+    def __hash__(self) -> int:
+        return hash(tuple(_label(node) for node in walk(self)))  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return tree_repr(self)  # type: ignore[arg-type]
+
+
+@final
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Unary(_Operator):
     """``-x`` or ``!x``."""
 
     op: UnaryOperator
@@ -136,11 +180,13 @@ class Unary:
 
     def __post_init__(self) -> None:
         if self.op not in UNARY_OPERATORS:
-            raise ValueError(f"{self.op!r} is not a unary operator")
+            raise ValueError(f"{shown(self.op)} is not a unary operator")
+        _require_nodes(f"unary {self.op}", (self.operand,))
 
 
-@dataclass(frozen=True, slots=True)
-class Binary:
+@final
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Binary(_Operator):
     """An arithmetic, comparison or logical operator applied to two operands."""
 
     op: BinaryOperator
@@ -149,20 +195,26 @@ class Binary:
 
     def __post_init__(self) -> None:
         if self.op not in BINARY_OPERATORS:
-            raise ValueError(f"{self.op!r} is not a binary operator")
+            raise ValueError(f"{shown(self.op)} is not a binary operator")
+        _require_nodes(f"operator {self.op}", (self.left, self.right))
 
 
-@dataclass(frozen=True, slots=True)
-class Cond:
+@final
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Cond(_Operator):
     """``test ? then : otherwise``."""
 
     test: Expr
     then: Expr
     otherwise: Expr
 
+    def __post_init__(self) -> None:
+        _require_nodes("a conditional", (self.test, self.then, self.otherwise))
 
-@dataclass(frozen=True, slots=True)
-class Call:
+
+@final
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Call(_Operator):
     """``min(...)`` or ``max(...)`` over one or more arguments."""
 
     function: Extremum
@@ -170,13 +222,28 @@ class Call:
 
     def __post_init__(self) -> None:
         if self.function not in ("min", "max"):
-            raise ValueError(f"{self.function!r} is not min or max")
+            raise ValueError(f"{shown(self.function)} is not min or max")
+        given: object = self.args
+        if isinstance(given, str | bytes) or not isinstance(given, Iterable):
+            raise TypeError(f"{self.function} needs a tuple of arguments, not {shown(given)}")
+        object.__setattr__(self, "args", tuple(given))
         if not self.args:
             raise ValueError(f"{self.function} needs at least one argument")
-        object.__setattr__(self, "args", tuple(self.args))
+        _require_nodes(self.function, self.args)
 
 
 Expr: TypeAlias = Num | Bool | Attr | Const | Var | BudgetLeft | Unary | Binary | Cond | Call
+
+_NODE_TYPES: Final = (Num, Bool, Attr, Const, Var, BudgetLeft, Unary, Binary, Cond, Call)
+
+
+def is_expr(value: object) -> bool:
+    """Whether ``value`` is an expression node (its children are nodes too, by construction).
+
+    >>> is_expr(Num(1)), is_expr("1"), is_expr(None)
+    (True, False, False)
+    """
+    return isinstance(value, _NODE_TYPES)
 
 
 def children(expr: Expr) -> tuple[Expr, ...]:
@@ -209,3 +276,70 @@ def walk(expr: Expr) -> Iterator[Expr]:
         node = pending.pop()
         yield node
         pending.extend(reversed(children(node)))
+
+
+def _label(node: Expr) -> tuple[object, ...]:
+    """``node`` without its children: a leaf itself, an operator its kind and arity."""
+    match node:
+        case Unary(op, _):
+            return ("Unary", op)
+        case Binary(op, _, _):
+            return ("Binary", op)
+        case Cond():
+            return ("Cond",)
+        case Call(function, args):
+            return ("Call", function, len(args))
+        case _:
+            return (node,)
+
+
+def same_tree(a: Expr, b: Expr) -> bool:
+    """Structural equality (``a == b``), without recursion.
+
+    >>> same_tree(Binary("+", Num(1), Attr("a")), Binary("+", Num(1), Attr("a")))
+    True
+    >>> same_tree(Unary("-", Num(0.0)), Unary("-", Num(-0.0)))
+    False
+    """
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if x is y:
+            continue
+        if _label(x) != _label(y):
+            return False
+        pending.extend(zip(children(x), children(y), strict=True))
+    return True
+
+
+def tree_repr(expr: Expr) -> str:
+    """The ``repr`` of ``expr`` (the dataclass form), without recursion.
+
+    >>> tree_repr(Call("min", (Unary("!", Var("now")),)))
+    "Call(function='min', args=(Unary(op='!', operand=Var(name='now')),))"
+    """
+    out: list[str] = []
+    pending: list[Expr | str] = [expr]
+    while pending:
+        item = pending.pop()
+        parts: list[Expr | str]
+        match item:
+            case str():
+                out.append(item)
+                continue
+            case Unary(op, operand):
+                parts = [f"Unary(op={op!r}, operand=", operand, ")"]
+            case Binary(op, left, right):
+                parts = [f"Binary(op={op!r}, left=", left, ", right=", right, ")"]
+            case Cond(test, then, otherwise):
+                parts = ["Cond(test=", test, ", then=", then, ", otherwise=", otherwise, ")"]
+            case Call(function, args):
+                parts = [f"Call(function={function!r}, args=("]
+                for index, arg in enumerate(args):
+                    parts += [", ", arg] if index else [arg]
+                parts.append(",))" if len(args) == 1 else "))")
+            case _:
+                out.append(repr(item))
+                continue
+        pending.extend(reversed(parts))
+    return "".join(out)

@@ -14,13 +14,17 @@ Precedence, loosest first (every binary operator is left-associative)::
 
 Names that are not words of the language are constants when the policy declares
 them with ``let`` (passed as ``constants``), attributes otherwise.
+
+Nesting is bounded (:data:`MAX_DEPTH`, measured by :func:`nesting`): the parser
+is recursive, and every policy must print as text that reads back. Chains are
+read in loops and do not nest, so ``a + a + ... + a`` may have any length.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Final, cast
 
@@ -41,11 +45,18 @@ from policy.waiting.expr import (
     Unary,
     Var,
     children,
+    is_name,
 )
 
-#: Deepest tree the parser builds (and the loader accepts): keeps every
-#: recursive walk over a key (evaluation, printing) far from Python's stack limit.
+#: Deepest nesting the parser reads (and the loader accepts), see :func:`nesting`:
+#: keeps the recursive parser far from Python's recursion limit. Everything else
+#: (evaluation, printing, equality, JSON trees) walks trees without recursion.
 MAX_DEPTH: Final = 50
+
+TOO_DEEP: Final = (
+    f"expression nested deeper than {MAX_DEPTH} levels of parentheses,"
+    " prefix operators, '?' branches or min/max arguments"
+)
 
 _TOKEN = re.compile(
     r"(?P<space>[ \t\r\n]+)"
@@ -121,6 +132,10 @@ def _tokens(text: str) -> list[_Token]:
     return tokens
 
 
+def _brief(text: str) -> str:
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
 class _Parser:
     def __init__(self, text: str, constants: Collection[str]) -> None:
         self.tokens = _tokens(text)
@@ -142,32 +157,43 @@ class _Parser:
             raise _refuse(token, f"expected {text!r} {why}, found {token.shown()}")
         return token
 
-    def nested(self, where: _Token) -> None:
+    def enter(self, where: _Token) -> None:
+        """One level deeper, opened by the token ``where``; refused beyond MAX_DEPTH."""
         self.nesting += 1
         if self.nesting > MAX_DEPTH:
-            raise _refuse(where, f"expression nested deeper than {MAX_DEPTH} levels")
+            raise _refuse(where, TOO_DEEP)
 
     def whole(self) -> Expr:
-        tree = self.conditional()
+        tree = self.conditional(self.peek())
         end = self.peek()
         if end.kind != "end":
             raise _refuse(end, f"expected an operator or end of text, found {end.shown()}")
         return tree
 
-    def conditional(self) -> Expr:
-        self.nested(self.peek())
-        test = self.binary(_LEVEL["||"])
-        question = self.peek()
-        if question.kind == "op" and question.text == "?":
+    def conditional(self, opener: _Token) -> Expr:
+        """``t1 ? a1 : t2 ? a2 : ... : otherwise``, one level deeper than its opener.
+
+        The chain is read in a loop: only the branches between ``?`` and ``:`` nest.
+        """
+        self.enter(opener)
+        branches: list[tuple[Expr, Expr]] = []
+        while True:
+            test = self.binary(_LEVEL["||"])
+            question = self.peek()
+            if question.kind != "op" or question.text != "?":
+                break
             self.take()
-            then = self.conditional()
+            then = self.conditional(question)
             self.expect(":", f"of the '?' at line {question.line}, column {question.column}")
-            otherwise = self.conditional()
-            test = Cond(test, then, otherwise)
+            branches.append((test, then))
+        tree = test
+        for condition, then in reversed(branches):
+            tree = Cond(condition, then, tree)
         self.nesting -= 1
-        return test
+        return tree
 
     def binary(self, loosest: int) -> Expr:
+        """Operators at least as tight as ``loosest``; a chain of them is read in a loop."""
         left = self.prefix()
         while True:
             token = self.peek()
@@ -185,15 +211,15 @@ class _Parser:
         self.take()
         if token.text == "-" and self.peek().kind == "number":
             return self.number(self.take(), negative=True)
-        self.nested(token)
+        self.enter(token)
         operand = self.prefix()
         self.nesting -= 1
         return Unary("-" if token.text == "-" else "!", operand)
 
     def number(self, token: _Token, *, negative: bool) -> Num:
-        value = float(token.text)
+        value = float(token.text)  # any length of digits: float() has no digit limit
         if not math.isfinite(value):
-            raise _refuse(token, f"number {token.text} is out of range")
+            raise _refuse(token, f"number {_brief(token.text)} is out of range")
         return Num(-value if negative else value)
 
     def atom(self) -> Expr:
@@ -201,7 +227,7 @@ class _Parser:
         if token.kind == "number":
             return self.number(token, negative=False)
         if token.kind == "op" and token.text == "(":
-            inner = self.conditional()
+            inner = self.conditional(token)
             self.expect(")", f"to close the '(' at line {token.line}, column {token.column}")
             return inner
         if token.kind != "name":
@@ -218,14 +244,15 @@ class _Parser:
                 stage = self.take()
                 if stage.kind != "name":
                     raise _refuse(stage, f"expected a stage name, found {stage.shown()}")
+                if not is_name(stage.text):
+                    raise _refuse(stage, f"{stage.text!r} is a reserved word, not a stage name")
                 self.expect(")", "after the stage name")
                 return BudgetLeft(stage.text)
             case "min" | "max":
-                self.expect("(", f"after {token.text}")
-                args = [self.conditional()]
+                opener = self.expect("(", f"after {token.text}")
+                args = [self.conditional(opener)]
                 while self.peek().text == "," and self.peek().kind == "op":
-                    self.take()
-                    args.append(self.conditional())
+                    args.append(self.conditional(self.take()))
                 self.expect(")", f"or ',' in {token.text}(...)")
                 return Call("min" if token.text == "min" else "max", tuple(args))
             case name if name in self.constants:
@@ -234,19 +261,98 @@ class _Parser:
                 return Attr(name)
 
 
-def depth(expr: Expr) -> int:
-    """The number of nodes on the longest path from ``expr`` to a leaf.
+def is_stage_name(text: object) -> bool:
+    """Whether ``text`` names a stage the way ``budget_left(stage)`` reads it: ASCII
+    letters, digits and underscores, not starting with a digit, not a reserved word.
 
-    >>> depth(Num(1)), depth(Binary("+", Num(1), Unary("-", Var("now"))))
-    (1, 3)
+    >>> is_stage_name("engine"), is_stage_name("prefill_2"), is_stage_name("now")
+    (True, True, False)
+    >>> is_stage_name("2x"), is_stage_name("étape"), is_stage_name(""), is_stage_name(3)
+    (False, False, False, False)
     """
-    deepest = 0
+    return isinstance(text, str) and is_name(text)
+
+
+def _binding(expr: Expr) -> int:
+    """How tightly the text of ``expr`` binds (its loosest operator)."""
+    match expr:
+        case Unary():
+            return _PREFIX
+        case Binary(op, _, _):
+            return _LEVEL[op]
+        case Cond():
+            return _CONDITIONAL
+        case _:
+            return _ATOM
+
+
+def _parenthesized(parent: Expr, index: int, child: Expr) -> bool:
+    """Whether the text of ``parent`` puts its child number ``index`` in parentheses."""
+    match parent:
+        case Unary(op, _):
+            # "-3" would read back as the literal -3, not as minus applied to 3.
+            literal_follows = (
+                op == "-" and isinstance(child, Num) and math.copysign(1.0, child.value) > 0
+            )
+            return _binding(child) < _PREFIX or literal_follows
+        case Binary(op, _, _):
+            level = _LEVEL[op]
+            return _binding(child) < level if index == 0 else _binding(child) <= level
+        case Cond():
+            return index == 0 and _binding(child) <= _CONDITIONAL
+        case _:
+            return False
+
+
+def _opens(parent: Expr, index: int) -> int:
+    """Levels the child number ``index`` of ``parent`` is deeper, parentheses aside."""
+    match parent:
+        case Unary() | Call():
+            return 1
+        case Cond():
+            return 1 if index == 1 else 0  # the 'then' branch; a chain of tests does not nest
+        case _:
+            return 0  # operands of a binary operator: chains do not nest
+
+
+def _levels(expr: Expr) -> Iterator[tuple[Expr, int]]:
+    """Every node with its nesting level (``expr`` is at 1), parents first, left to right."""
     pending = [(expr, 1)]
     while pending:
         node, level = pending.pop()
-        deepest = max(deepest, level)
-        pending.extend((child, level + 1) for child in children(node))
-    return deepest
+        yield node, level
+        kids = children(node)
+        pending.extend(
+            (child, level + _opens(node, index) + _parenthesized(node, index, child))
+            for index, child in reversed(list(enumerate(kids)))
+        )
+
+
+def nesting(expr: Expr) -> int:
+    """How deeply the text of ``expr`` nests, counted as the parser counts.
+
+    The whole expression is level 1; a parenthesised group, the operand of a
+    prefix operator, the branch between ``?`` and ``:`` and each ``min``/``max``
+    argument are one level deeper. Chains do not nest: neither ``a + b + c``
+    nor ``a ? 1 : b ? 2 : 3``. :func:`parse_expression` refuses text deeper
+    than :data:`MAX_DEPTH`, and this is the depth of ``unparse(expr)``.
+
+    >>> nesting(parse_expression(" + ".join(["a"] * 500)).unwrap())
+    1
+    >>> nesting(parse_expression("-(a + min(b, (c)))").unwrap())
+    4
+    """
+    return max(level for _, level in _levels(expr))
+
+
+def too_deep(expr: Expr) -> Expr | None:
+    """The first node (parents first, left to right) deeper than :data:`MAX_DEPTH`, if any.
+
+    >>> tree = parse_expression("-" * (MAX_DEPTH - 1) + "x").unwrap()
+    >>> too_deep(tree) is None, too_deep(Unary("!", tree))
+    (True, Attr(name='x'))
+    """
+    return next((node for node, level in _levels(expr) if level > MAX_DEPTH), None)
 
 
 def parse_expression(
@@ -262,12 +368,9 @@ def parse_expression(
     line 1, column 4: expected an operand (number, name or '('), found end of text
     """
     try:
-        tree = _Parser(text, constants).whole()
+        return Success(_Parser(text, constants).whole())
     except _Refused as refused:
         return Failure(refused.error)
-    if depth(tree) > MAX_DEPTH:
-        return Failure(PolicyError("", f"expression nested deeper than {MAX_DEPTH} levels", 1, 1))
-    return Success(tree)
 
 
 def _number_text(value: float) -> str:
@@ -276,51 +379,57 @@ def _number_text(value: float) -> str:
     return "-" + text if math.copysign(1.0, value) < 0 else text
 
 
-def _unparse(expr: Expr) -> tuple[str, int]:
-    """The text of ``expr`` and how tightly it binds (for deciding on parentheses)."""
+def _leaf_text(expr: Expr) -> str:
     match expr:
         case Num(value):
-            return _number_text(value), _ATOM
+            return _number_text(value)
         case Bool(value):
-            return ("true" if value else "false"), _ATOM
+            return "true" if value else "false"
         case Attr(name) | Const(name) | Var(name):
-            return name, _ATOM
+            return name
         case BudgetLeft(stage):
-            return f"budget_left({stage})", _ATOM
-        case Unary(op, operand):
-            text, level = _unparse(operand)
-            # "-3" would read back as the literal -3, not as minus applied to 3.
-            literal_follows = op == "-" and isinstance(operand, Num) and not text.startswith("-")
-            if level < _PREFIX or literal_follows:
-                text = f"({text})"
-            return op + text, _PREFIX
-        case Binary(op, left, right):
-            level = _LEVEL[op]
-            left_text, left_level = _unparse(left)
-            right_text, right_level = _unparse(right)
-            if left_level < level:
-                left_text = f"({left_text})"
-            if right_level <= level:
-                right_text = f"({right_text})"
-            return f"{left_text} {op} {right_text}", level
-        case Cond(test, then, otherwise):
-            test_text, test_level = _unparse(test)
-            if test_level <= _CONDITIONAL:
-                test_text = f"({test_text})"
-            return (
-                f"{test_text} ? {_unparse(then)[0]} : {_unparse(otherwise)[0]}",
-                _CONDITIONAL,
-            )
-        case Call(function, args):
-            return f"{function}({', '.join(_unparse(arg)[0] for arg in args)})", _ATOM
+            return f"budget_left({stage})"
+        case _:
+            raise TypeError(f"not a leaf: {type(expr).__name__}")
 
 
 def unparse(expr: Expr) -> str:
     """The text of ``expr``, with only the parentheses it needs; it parses back to ``expr``.
+
+    Written in one pass with an explicit stack: a chain of any length prints
+    without recursion, in time proportional to its length.
 
     >>> unparse(Binary("*", Binary("+", Num(1), Num(2)), Unary("-", Num(3))))
     '(1 + 2) * -(3)'
     >>> unparse(Cond(Var("now"), Num(-0.0), Cond(Bool(True), Num(0.5), Num(1e20))))
     'now ? -0 : true ? 0.5 : 1e+20'
     """
-    return _unparse(expr)[0]
+    out: list[str] = []
+    pending: list[Expr | str] = [expr]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        operands: list[list[Expr | str]] = [
+            ["(", child, ")"] if _parenthesized(item, index, child) else [child]
+            for index, child in enumerate(children(item))
+        ]
+        parts: list[Expr | str]
+        match item:
+            case Unary(op, _):
+                parts = [op, *operands[0]]
+            case Binary(op, _, _):
+                parts = [*operands[0], f" {op} ", *operands[1]]
+            case Cond():
+                parts = [*operands[0], " ? ", *operands[1], " : ", *operands[2]]
+            case Call(function, _):
+                parts = [f"{function}("]
+                for index, operand in enumerate(operands):
+                    parts += [", ", *operand] if index else operand
+                parts.append(")")
+            case _:
+                out.append(_leaf_text(item))
+                continue
+        pending.extend(reversed(parts))
+    return "".join(out)

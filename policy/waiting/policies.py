@@ -1,11 +1,20 @@
-"""Ready-made queue policies."""
+"""Ready-made queue policies.
+
+They are Python constructors: a bad argument is a ``TypeError`` (wrong type) or
+a ``ValueError`` (wrong value) whose message names the argument, as for any
+Python function. Policies from data go through :func:`~policy.waiting.make_policy`
+or :func:`~policy.waiting.load_policy`, which return a ``Result`` instead.
+"""
 
 from __future__ import annotations
 
-import math
 from typing import Final
 
-from policy.waiting.expr import is_name
+from returns.result import Failure, Result
+
+from policy.waiting.errors import PolicyError
+from policy.waiting.expr import RESERVED_WORDS, is_name
+from policy.waiting.numbers import finite_number, shown
 from policy.waiting.queue_policy import QueuePolicy, make_policy
 
 #: The Ascend FCFS lanes as one key: immediate, aged long, short, long.
@@ -16,13 +25,29 @@ ASCEND_LANES_KEY: Final = (
 )
 
 
+def _built(made: Result[QueuePolicy, PolicyError]) -> QueuePolicy:
+    # The arguments were checked: a refusal here is a defect of this module.
+    if isinstance(made, Failure):
+        raise AssertionError(f"a ready-made policy was refused: {made.failure()}")
+    return made.unwrap()
+
+
+def _number(argument: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{argument} must be a number, not {shown(value)}")
+    number = finite_number(value)
+    if number is None:
+        raise ValueError(f"{argument} must be a finite number, not {shown(value)}")
+    return number
+
+
 def fifo() -> QueuePolicy:
     """First come, first served: no keys.
 
     >>> fifo().is_fifo
     True
     """
-    return make_policy(None).unwrap()
+    return _built(make_policy(None))
 
 
 def static_priority(attribute: str = "priority") -> QueuePolicy:
@@ -33,10 +58,21 @@ def static_priority(attribute: str = "priority") -> QueuePolicy:
     >>> from policy.waiting.parse import unparse
     >>> [unparse(key) for key in static_priority("rank").keys]
     ['rank']
+    >>> static_priority("now")
+    Traceback (most recent call last):
+    ...
+    ValueError: attribute must be a name that is not a reserved word, not 'now'
     """
+    if not isinstance(attribute, str):
+        raise TypeError(f"attribute must be a name (text), not {shown(attribute)}")
     if not is_name(attribute):
-        raise ValueError(f"{attribute!r} cannot name an attribute")
-    return make_policy([attribute], attributes={attribute: "visible"}, timing="enqueue").unwrap()
+        why = (
+            "a name that is not a reserved word"
+            if attribute in RESERVED_WORDS
+            else "a name (ASCII letters, digits and _, not starting with a digit)"
+        )
+        raise ValueError(f"attribute must be {why}, not {shown(attribute)}")
+    return _built(make_policy([attribute], attributes=[attribute], timing="enqueue"))
 
 
 def ascend_fcfs_lanes(short_tokens: float = 128, max_wait: float = 0.003) -> QueuePolicy:
@@ -44,13 +80,23 @@ def ascend_fcfs_lanes(short_tokens: float = 128, max_wait: float = 0.003) -> Que
     waited at least ``max_wait``; then short prompts (``prompt <= short_tokens``);
     then long ones. ``max_wait = 0`` disables aging. Keys are evaluated at selection.
 
+    Both arguments must be finite numbers (not booleans), ``max_wait`` at least 0.
+
     >>> ascend_fcfs_lanes(max_wait=3).constants["max_wait"]
     3.0
+    >>> ascend_fcfs_lanes(short_tokens=True)
+    Traceback (most recent call last):
+    ...
+    TypeError: short_tokens must be a number, not True
     """
-    if not (math.isfinite(short_tokens) and math.isfinite(max_wait)):
-        raise ValueError("short_tokens and max_wait must be finite")
-    return make_policy(
-        [ASCEND_LANES_KEY],
-        constants={"short_tokens": short_tokens, "max_wait": max_wait},
-        attributes={"immediate": "visible", "prompt": "visible"},
-    ).unwrap()
+    short = _number("short_tokens", short_tokens)
+    wait = _number("max_wait", max_wait)
+    if wait < 0:
+        raise ValueError(f"max_wait must be at least 0 (0 disables aging), not {shown(max_wait)}")
+    return _built(
+        make_policy(
+            [ASCEND_LANES_KEY],
+            constants={"short_tokens": short, "max_wait": wait},
+            attributes=["immediate", "prompt"],
+        )
+    )

@@ -18,6 +18,7 @@ from returns.result import Failure, Result, Success
 
 from policy.identity import RequestId
 from policy.waiting.evaluate import Scope, evaluate
+from policy.waiting.numbers import as_float, is_number, shown
 from policy.waiting.queue_policy import QueuePolicy
 
 AttributeValue: TypeAlias = float | bool
@@ -27,8 +28,10 @@ AttributeValue: TypeAlias = float | bool
 class WaitingEntry:
     """One waiting request.
 
-    ``enqueue_keys`` holds the key values computed when the entry was queued
-    under a policy with ``enqueue`` timing (None otherwise).
+    Built by :class:`WaitingQueue`, which stores attribute numbers and
+    ``enqueued_at`` as floats. ``enqueue_keys`` holds the key values computed
+    when the entry was queued under a policy with ``enqueue`` timing (None
+    otherwise).
     """
 
     identity: RequestId
@@ -47,30 +50,26 @@ class QueueError:
     message: str
 
     def __str__(self) -> str:
-        return f"request {self.identity!r}: {self.message}"
+        return f"request {shown(self.identity)}: {self.message}"
 
 
 def keys_at_enqueue(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
     """The key values of ``entry`` as computed when it was queued: ``waited`` = 0.
 
     >>> from policy.waiting.queue_policy import make_policy
-    >>> policy = make_policy(["now + prompt"], timing="enqueue").unwrap()
+    >>> policy = make_policy(["now + prompt"], attributes=["prompt"], timing="enqueue").unwrap()
     >>> keys_at_enqueue(policy, WaitingEntry(7, pmap({"prompt": 2}), 0, enqueued_at=1.5))
     (3.5,)
     """
     scope = Scope(
         entry.attributes,
         entry.serial,
-        now=entry.enqueued_at,
+        now=as_float(entry.enqueued_at),
         waited=0.0,
         budget_left=pmap(),
         constants=policy.constants,
     )
     return tuple(evaluate(key, scope) for key in policy.keys)
-
-
-def _is_attribute_value(value: object) -> bool:
-    return isinstance(value, int | float)  # bool is an int
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +107,20 @@ class WaitingQueue:
     ) -> Result[WaitingEntry, QueueError]:
         if self.index_of(identity) != Nothing:
             return Failure(QueueError(identity, "is already waiting"))
+        given: object = attributes
+        if not isinstance(given, Mapping):
+            return Failure(
+                QueueError(identity, f"attributes must map names to values, not {shown(given)}")
+            )
         for name, value in attributes.items():
-            if not _is_attribute_value(value):
+            if not is_number(value):
                 return Failure(
-                    QueueError(identity, f"attribute {name!r} must be a number or a boolean")
+                    QueueError(identity, f"attribute {shown(name)} must be a number or a boolean")
                 )
+        if not is_number(serial):
+            return Failure(QueueError(identity, f"serial must be a number, not {shown(serial)}"))
+        if not is_number(now):
+            return Failure(QueueError(identity, f"now must be a number, not {shown(now)}"))
         missing = sorted(policy.attributes_read - attributes.keys())
         if missing:
             return Failure(
@@ -121,12 +129,27 @@ class WaitingQueue:
                     f"lacks attribute {missing[0]!r}, which the queue policy's keys read",
                 )
             )
-        entry = WaitingEntry(identity, pmap(attributes), serial, now, resumed)
+        at = as_float(now)
+        stored = pmap(
+            {
+                name: value if isinstance(value, bool) else as_float(value)
+                for name, value in attributes.items()
+            }
+        )
+        entry = WaitingEntry(identity, stored, serial, at, resumed)
         if policy.timing == "enqueue" and not policy.is_fifo:
             entry = WaitingEntry(
-                identity, entry.attributes, serial, now, resumed, keys_at_enqueue(policy, entry)
+                identity, entry.attributes, serial, at, resumed, keys_at_enqueue(policy, entry)
             )
         return Success(entry)
+
+    @staticmethod
+    def _never_fits(identity: RequestId) -> QueueError:
+        return QueueError(
+            identity,
+            "could never fit, even in an empty pool; refused so that it cannot"
+            " block the queue for ever",
+        )
 
     def append(
         self,
@@ -140,10 +163,15 @@ class WaitingQueue:
     ) -> Result[WaitingQueue, QueueError]:
         """This queue with a new request at the back, queued at ``now``.
 
-        Refused: an identity already waiting, an attribute that is not a number
-        or boolean, a missing attribute the keys read, and (when the host gives
-        ``ever_fits``) a request that could never fit even in an empty pool,
-        since it would block the queue for ever.
+        Refused: an identity already waiting, an attribute, ``serial`` or ``now``
+        that is not a number or boolean, a missing attribute the keys read, and
+        (when the host gives ``ever_fits``) a request that could never fit even
+        in an empty pool, since it would block the queue for ever.
+
+        Numbers are stored as :func:`~policy.waiting.numbers.as_float` reads them:
+        attribute numbers and ``now`` become floats (an integer beyond the float
+        range is ±infinity); booleans stay booleans; ``serial`` is kept as given
+        and read as a float.
 
         >>> from policy.waiting.policies import fifo
         >>> queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
@@ -158,13 +186,7 @@ class WaitingQueue:
             return Failure(made.failure())
         entry = made.unwrap()
         if ever_fits is not None and not ever_fits(entry):
-            return Failure(
-                QueueError(
-                    identity,
-                    "could never fit, even in an empty pool; refused so that it cannot"
-                    " block the queue for ever",
-                )
-            )
+            return Failure(self._never_fits(identity))
         return Success(WaitingQueue(self.entries.append(entry)))
 
     def requeue_preempted(
@@ -175,8 +197,11 @@ class WaitingQueue:
         *,
         serial: int,
         now: float,
+        ever_fits: Callable[[WaitingEntry], bool] | None = None,
     ) -> Result[WaitingQueue, QueueError]:
         """This queue with a preempted request at the front, resumed, queued afresh at ``now``.
+
+        Refused for the same reasons as :meth:`append`, ``ever_fits`` included.
 
         >>> from policy.waiting.policies import fifo
         >>> queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
@@ -187,6 +212,8 @@ class WaitingQueue:
         made = self._admit_entry(policy, identity, attributes, serial, now, resumed=True)
         if isinstance(made, Failure):
             return Failure(made.failure())
+        if ever_fits is not None and not ever_fits(made.unwrap()):
+            return Failure(self._never_fits(identity))
         return Success(WaitingQueue(pvector([made.unwrap()]) + self.entries))
 
     def without_index(self, index: int) -> WaitingQueue:

@@ -2,23 +2,23 @@
 
 Build policies with :func:`make_policy` (or load them, see
 :mod:`policy.waiting.document`): it applies every validation rule, so a policy
-that exists never meets an undeclared or forbidden name when it is evaluated.
+it returns never meets an undeclared or forbidden name when it is evaluated.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, cast
 
 from pyrsistent import pmap
 from pyrsistent.typing import PMap
 from returns.result import Failure, Result, Success
 
 from policy.waiting.errors import PolicyError
-from policy.waiting.expr import Attr, BudgetLeft, Const, Expr, Var, is_name, walk
-from policy.waiting.parse import MAX_DEPTH, depth, parse_expression, unparse
-from policy.waiting.tree_json import finite_number
+from policy.waiting.expr import Attr, BudgetLeft, Const, Expr, Var, is_expr, is_name, walk
+from policy.waiting.numbers import as_float, finite_number, name_shown, shown
+from policy.waiting.parse import TOO_DEEP, parse_expression, too_deep, unparse
 
 Timing: TypeAlias = Literal["selection", "enqueue"]
 Visibility: TypeAlias = Literal["visible", "hidden"]
@@ -38,7 +38,12 @@ class QueuePolicy:
     ``keys`` empty means FIFO. ``constants`` are the ``let`` values,
     ``attributes`` the declared request attributes with their visibility, and
     ``timing`` says when keys are computed: at every ``selection`` or once at
-    ``enqueue``. Build it with :func:`make_policy`, which validates.
+    ``enqueue``.
+
+    Build it with :func:`make_policy` or :func:`~policy.waiting.document.load_policy`,
+    which validate. Calling ``QueuePolicy(...)`` directly checks nothing: such a
+    policy may read undeclared or hidden names, or ``waited`` at enqueue (a name
+    it cannot find reads as NaN; selection still never raises).
     """
 
     keys: tuple[Expr, ...] = ()
@@ -55,7 +60,8 @@ class QueuePolicy:
     def attributes_read(self) -> frozenset[str]:
         """The attributes the keys read: every request must carry them.
 
-        >>> make_policy(["a + min(b, 1)"]).unwrap().attributes_read == {"a", "b"}
+        >>> policy = make_policy(["a + min(b, 1)"], attributes=["a", "b", "c"]).unwrap()
+        >>> policy.attributes_read == {"a", "b"}
         True
         """
         return frozenset(
@@ -63,8 +69,29 @@ class QueuePolicy:
         )
 
 
-def _key_error(index: int, key: Expr, message: str) -> PolicyError:
-    return PolicyError(f"keys[{index}]", f"{message} (in key `{unparse(key)}`)")
+#: Longest key text quoted in an error message.
+_QUOTED_LIMIT: Final = 200
+
+
+def _in_key(key: Expr, constants: Mapping[str, float]) -> str:
+    """`` (in key `text`)`` when the text reads back as ``key``, else nothing.
+
+    A tree may read an attribute named like a constant, or a constant that is
+    not declared: as text, that name would mean the other thing.
+    """
+    for node in walk(key):
+        if (isinstance(node, Attr) and node.name in constants) or (
+            isinstance(node, Const) and node.name not in constants
+        ):
+            return ""
+    text = unparse(key)
+    if len(text) > _QUOTED_LIMIT:
+        text = text[: _QUOTED_LIMIT - 3] + "..."
+    return f" (in key `{text}`)"
+
+
+def _key_error(index: int, key: Expr, constants: Mapping[str, float], message: str) -> PolicyError:
+    return PolicyError(f"keys[{index}]", message + _in_key(key, constants))
 
 
 def _check_key(
@@ -74,14 +101,23 @@ def _check_key(
     attributes: Mapping[str, Visibility],
     timing: Timing,
 ) -> PolicyError | None:
-    if depth(key) > MAX_DEPTH:
-        return PolicyError(f"keys[{index}]", f"expression nested deeper than {MAX_DEPTH} levels")
+    if too_deep(key) is not None:
+        return PolicyError(f"keys[{index}]", TOO_DEEP)
     for node in walk(key):
         match node:
+            case Attr(name) if name in constants:
+                return _key_error(
+                    index,
+                    key,
+                    constants,
+                    f"{name!r} is a policy constant (let), not an attribute:"
+                    f' read it with {{"const": "{name}"}}',
+                )
             case Attr(name) if name not in attributes:
                 return _key_error(
                     index,
                     key,
+                    constants,
                     f"unknown name {name!r}:"
                     " not a declared attribute, constant or context variable",
                 )
@@ -89,19 +125,34 @@ def _check_key(
                 return _key_error(
                     index,
                     key,
+                    constants,
                     f"attribute {name!r} is hidden: keys may not read it"
                     " (store a prediction in a visible attribute instead)",
                 )
+            case Const(name) if name in attributes:
+                return _key_error(
+                    index,
+                    key,
+                    constants,
+                    f"{name!r} is an attribute, not a policy constant (let):"
+                    f' read it with {{"attr": "{name}"}}',
+                )
             case Const(name) if name not in constants:
-                return _key_error(index, key, f"unknown constant {name!r}: not declared with let")
+                return _key_error(
+                    index, key, constants, f"unknown constant {name!r}: not declared with let"
+                )
             case Var("waited") if timing == "enqueue":
                 return _key_error(
-                    index, key, "'waited' cannot be read when keys are computed at enqueue"
+                    index,
+                    key,
+                    constants,
+                    "'waited' cannot be read when keys are computed at enqueue",
                 )
             case BudgetLeft(stage) if timing == "enqueue":
                 return _key_error(
                     index,
                     key,
+                    constants,
                     f"'budget_left({stage})' cannot be read when keys are computed at enqueue",
                 )
             case _:
@@ -110,80 +161,109 @@ def _check_key(
 
 
 def _check_declarations(
-    constants: Mapping[str, float], attributes: Mapping[str, str], timing: str
+    constants: Mapping[Any, object], attributes: Mapping[Any, object], timing: object
 ) -> PolicyError | None:
     for name, value in constants.items():
+        where = f"let.{name_shown(name)}"
         if not isinstance(name, str) or not is_name(name):
-            return PolicyError(f"let.{name}", f"{name!r} cannot name a constant")
+            return PolicyError(where, f"{shown(name)} cannot name a constant")
         if finite_number(value) is None:
-            return PolicyError(f"let.{name}", f"must be a finite number, not {value!r}")
+            return PolicyError(where, f"must be a finite number, not {shown(value)}")
     for name, visibility in attributes.items():
+        where = f"attributes.{name_shown(name)}"
         if not isinstance(name, str) or not is_name(name):
-            return PolicyError(f"attributes.{name}", f"{name!r} cannot name an attribute")
+            return PolicyError(where, f"{shown(name)} cannot name an attribute")
         if visibility not in VISIBILITIES:
-            return PolicyError(
-                f"attributes.{name}", f'must be "visible" or "hidden", not {visibility!r}'
-            )
+            return PolicyError(where, f'must be "visible" or "hidden", not {shown(visibility)}')
         if name in constants:
-            return PolicyError(
-                f"attributes.{name}", f"{name!r} is declared both as an attribute and a constant"
-            )
+            return PolicyError(where, f"{name!r} is declared both as an attribute and a constant")
     if timing not in TIMINGS:
-        return PolicyError("timing", f'must be "selection" or "enqueue", not {timing!r}')
+        return PolicyError("timing", f'must be "selection" or "enqueue", not {shown(timing)}')
     return None
+
+
+def _declared(
+    attributes: Mapping[str, Visibility] | Collection[str] | None,
+) -> Result[Mapping[Any, object], PolicyError]:
+    if attributes is None:
+        return Success({})
+    if isinstance(attributes, Mapping):
+        return Success(attributes)
+    if isinstance(attributes, str) or not isinstance(attributes, Collection):
+        return Failure(
+            PolicyError(
+                "attributes",
+                f"must map names to visibility, or list the visible names, not {shown(attributes)}",
+            )
+        )
+    return Success(dict.fromkeys(attributes, "visible"))
+
+
+def _read_key(index: int, key: object, constants: Collection[str]) -> Result[Expr, PolicyError]:
+    if isinstance(key, str):
+        parsed = parse_expression(key, constants)
+        if isinstance(parsed, Failure):
+            return Failure(parsed.failure().at(f"keys[{index}]"))
+        return parsed
+    if is_expr(key):
+        return Success(cast(Expr, key))
+    return Failure(
+        PolicyError(
+            f"keys[{index}]", f"a key must be expression text or a tree (Expr), not {shown(key)}"
+        )
+    )
 
 
 def make_policy(
     keys: Sequence[Expr | str] | None,
     *,
     constants: Mapping[str, float] | None = None,
-    attributes: Mapping[str, Visibility] | None = None,
+    attributes: Mapping[str, Visibility] | Collection[str] | None = None,
     timing: Timing = "selection",
 ) -> Result[QueuePolicy, PolicyError]:
     """A validated queue policy; ``keys=None`` is FIFO, key text is parsed.
 
-    When ``attributes`` is None, every attribute the keys name is declared
-    visible (convenient in code; documents always declare them).
+    Every attribute a key reads must be declared: ``attributes`` maps names to
+    ``"visible"``/``"hidden"``, or simply lists the visible names.
 
+    >>> make_policy(["prompt"], attributes=["prompt"]).unwrap().attributes["prompt"]
+    'visible'
+    >>> print(make_policy(["prmpt + 1"], attributes=["prompt"]).failure())
+    ... # doctest: +NORMALIZE_WHITESPACE
+    keys[0]: unknown name 'prmpt': not a declared attribute, constant or context variable
+    (in key `prmpt + 1`)
     >>> make_policy(["waited"], timing="enqueue").failure().message
     "'waited' cannot be read when keys are computed at enqueue (in key `waited`)"
-    >>> make_policy(["prompt"]).unwrap().attributes["prompt"]
-    'visible'
     """
-    constants = {} if constants is None else constants
-    declared: Mapping[str, Visibility] = {} if attributes is None else attributes
-    problem = _check_declarations(constants, declared, timing)
+    given_constants: object = {} if constants is None else constants
+    if not isinstance(given_constants, Mapping):
+        return Failure(
+            PolicyError("let", f"must map names to numbers, not {shown(given_constants)}")
+        )
+    declared = _declared(attributes)
+    if isinstance(declared, Failure):
+        return Failure(declared.failure())
+    problem = _check_declarations(given_constants, declared.unwrap(), timing)
     if problem is not None:
         return Failure(problem)
+    values = {str(name): as_float(value) for name, value in given_constants.items()}
+    visibility = {str(name): cast(Visibility, seen) for name, seen in declared.unwrap().items()}
     if keys is None:
-        return Success(QueuePolicy((), pmap(constants), pmap(declared), timing))
-    if isinstance(keys, str) or not keys:
+        return Success(QueuePolicy((), pmap(values), pmap(visibility), timing))
+    if isinstance(keys, str) or not isinstance(keys, Sequence):
+        return Failure(
+            PolicyError("keys", f"must be a list of keys (text or trees), not {shown(keys)}")
+        )
+    if not keys:
         return Failure(PolicyError("keys", EMPTY_KEYS_MESSAGE))
     trees: list[Expr] = []
     for index, key in enumerate(keys):
-        if isinstance(key, str):
-            parsed = parse_expression(key, constants.keys())
-            if isinstance(parsed, Failure):
-                return Failure(parsed.failure().at(f"keys[{index}]"))
-            trees.append(parsed.unwrap())
-        else:
-            trees.append(key)
-    if attributes is None:
-        declared = {
-            node.name: "visible" for tree in trees for node in walk(tree) if isinstance(node, Attr)
-        }
-        problem = _check_declarations(constants, declared, timing)
+        read = _read_key(index, key, values.keys())
+        if isinstance(read, Failure):
+            return Failure(read.failure())
+        tree = read.unwrap()
+        problem = _check_key(index, tree, values, visibility, timing)
         if problem is not None:
             return Failure(problem)
-    for index, tree in enumerate(trees):
-        problem = _check_key(index, tree, constants, declared, timing)
-        if problem is not None:
-            return Failure(problem)
-    return Success(
-        QueuePolicy(
-            tuple(trees),
-            pmap({name: float(value) for name, value in constants.items()}),
-            pmap(declared),
-            timing,
-        )
-    )
+        trees.append(tree)
+    return Success(QueuePolicy(tuple(trees), pmap(values), pmap(visibility), timing))

@@ -6,10 +6,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from pyrsistent import PMap, pmap
+from pyrsistent import pmap
 from returns.maybe import Maybe, Nothing, Some
 
 from policy.waiting.evaluate import Scope, evaluate, key_list_order
+from policy.waiting.numbers import as_float, is_number, shown
 from policy.waiting.queue import WaitingEntry, WaitingQueue, keys_at_enqueue
 from policy.waiting.queue_policy import QueuePolicy
 
@@ -19,19 +20,33 @@ class Moment:
     """The admission clock and the token budgets left, at one admission attempt.
 
     A stage missing from ``budget_left`` reads as NaN (unknown): such an
-    attempt is not bound to that stage.
+    attempt is not bound to that stage. Numbers are held as floats, converted by
+    :func:`~policy.waiting.numbers.as_float` (an integer beyond the float range
+    is ±infinity, a boolean 1 or 0); anything else is a ``TypeError``.
 
-    >>> Moment(2.0, {"engine": 96.0}).budget_left
+    >>> Moment(2, {"engine": 96}).budget_left
     pmap({'engine': 96.0})
+    >>> Moment(10**400).now
+    inf
     """
 
     now: float
     budget_left: Mapping[str, float] = field(default_factory=pmap)
 
     def __post_init__(self) -> None:
-        # Held as an immutable map, whatever mapping the host passed.
-        if not isinstance(self.budget_left, PMap):
-            object.__setattr__(self, "budget_left", pmap(self.budget_left))
+        if not is_number(self.now):
+            raise TypeError(f"now must be a number, not {shown(self.now)}")
+        object.__setattr__(self, "now", as_float(self.now))
+        budgets: object = self.budget_left
+        if not isinstance(budgets, Mapping):
+            raise TypeError(f"budget_left must map stages to numbers, not {shown(budgets)}")
+        for stage, left in budgets.items():
+            if not is_number(left):
+                raise TypeError(f"budget_left[{shown(stage)}] must be a number, not {shown(left)}")
+        # Held as an immutable map of floats, whatever mapping the host passed.
+        object.__setattr__(
+            self, "budget_left", pmap({stage: as_float(left) for stage, left in budgets.items()})
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +73,7 @@ def entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tupl
         entry.attributes,
         entry.serial,
         now=moment.now,
-        waited=moment.now - entry.enqueued_at,
+        waited=as_float(moment.now) - as_float(entry.enqueued_at),
         budget_left=moment.budget_left,
         constants=policy.constants,
     )
@@ -68,7 +83,8 @@ def entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tupl
 def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Maybe[Selection]:
     """The entry the next admission attempt tests, or Nothing for an empty queue.
 
-    A resumed front entry, or the front under FIFO, is chosen without
+    Never raises: every number is read as a float (see :class:`Moment`), and
+    evaluation is total. A resumed front entry, or the front under FIFO, is chosen without
     evaluating any key; otherwise the smallest key list wins (total order of
     :func:`~policy.waiting.evaluate.key_list_order`), ties going to the earlier entry.
 
@@ -117,9 +133,16 @@ class Admitted:
 
 @dataclass(frozen=True, slots=True)
 class Blocked:
-    """The selected entry did not fit: the queue stays as it was until the next attempt."""
+    """The selected entry did not fit: ``queue`` is the queue as it was (unchanged),
+    until the next attempt; like :class:`Admitted`, it carries the queue to go on with."""
 
     selection: Selection
+    queue: WaitingQueue
+
+    @property
+    def entry(self) -> WaitingEntry:
+        """The selected entry, which did not fit."""
+        return self.selection.entry
 
 
 AdmissionOutcome: TypeAlias = QueueEmpty | Admitted | Blocked
@@ -135,8 +158,9 @@ def attempt_admission(
 
     >>> from policy.waiting.policies import fifo
     >>> queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
-    >>> type(attempt_admission(queue, fifo(), Moment(0.0), lambda entry: False)).__name__
-    'Blocked'
+    >>> blocked = attempt_admission(queue, fifo(), Moment(0.0), lambda entry: False)
+    >>> type(blocked).__name__, blocked.queue is queue
+    ('Blocked', True)
     >>> len(attempt_admission(queue, fifo(), Moment(0.0), lambda entry: True).queue)
     0
     """
@@ -145,5 +169,5 @@ def attempt_admission(
         return QueueEmpty()
     selection = selected.unwrap()
     if not fits(selection.entry):
-        return Blocked(selection)
+        return Blocked(selection, queue)
     return Admitted(selection, queue.without_index(selection.index))

@@ -8,11 +8,16 @@ Leaves are one-field objects, operators an ``op`` with its ``args``::
     {"op": "+", "args": [a, b]}                     any binary operator
     {"op": "?:", "args": [test, then, otherwise]}
     {"op": "min" | "max", "args": [x, ...]}         one or more
+
+Trees are read and written with an explicit stack, not by recursion. A tree
+is refused when its text form would nest deeper than the parser reads
+(:data:`~policy.waiting.parse.MAX_DEPTH`); a long chain (``a + b + c ...``) is
+deep as JSON but flat as text. JSON readers have their own nesting limits:
+write long chains as text.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Final, TypeAlias, cast
 
 from returns.result import Failure, Result, Success
@@ -34,21 +39,18 @@ from policy.waiting.expr import (
     Num,
     Unary,
     Var,
+    children,
     is_name,
 )
-from policy.waiting.parse import MAX_DEPTH
+from policy.waiting.numbers import finite_number, name_shown, shown
+from policy.waiting.parse import TOO_DEEP, too_deep
 
 JsonValue: TypeAlias = Any  # what json.loads returns; checked field by field
 
 _LEAVES: Final = ("num", "bool", "attr", "const", "var", "budget_left")
 
 
-def expr_to_json(expr: Expr) -> dict[str, JsonValue]:
-    """The JSON tree of ``expr``.
-
-    >>> expr_to_json(Binary("<=", Attr("prompt"), Const("short_tokens")))
-    {'op': '<=', 'args': [{'attr': 'prompt'}, {'const': 'short_tokens'}]}
-    """
+def _leaf_json(expr: Expr) -> dict[str, JsonValue]:
     match expr:
         case Num(value):
             return {"num": value}
@@ -62,14 +64,43 @@ def expr_to_json(expr: Expr) -> dict[str, JsonValue]:
             return {"var": name}
         case BudgetLeft(stage):
             return {"budget_left": stage}
-        case Unary(op, operand):
-            return {"op": op, "args": [expr_to_json(operand)]}
-        case Binary(op, left, right):
-            return {"op": op, "args": [expr_to_json(left), expr_to_json(right)]}
-        case Cond(test, then, otherwise):
-            return {"op": "?:", "args": [expr_to_json(part) for part in (test, then, otherwise)]}
-        case Call(function, args):
-            return {"op": function, "args": [expr_to_json(arg) for arg in args]}
+        case _:
+            raise TypeError(f"not a leaf: {type(expr).__name__}")
+
+
+def _operator_name(expr: Expr) -> str:
+    match expr:
+        case Unary(op, _) | Binary(op, _, _):
+            return op
+        case Cond():
+            return "?:"
+        case Call(function, _):
+            return function
+        case _:
+            raise TypeError(f"not an operator: {type(expr).__name__}")
+
+
+def expr_to_json(expr: Expr) -> dict[str, JsonValue]:
+    """The JSON tree of ``expr`` (built without recursion: chains may be long).
+
+    >>> expr_to_json(Binary("<=", Attr("prompt"), Const("short_tokens")))
+    {'op': '<=', 'args': [{'attr': 'prompt'}, {'const': 'short_tokens'}]}
+    """
+    built: list[dict[str, JsonValue]] = []
+    pending: list[tuple[Expr, bool]] = [(expr, False)]
+    while pending:
+        node, ready = pending.pop()
+        kids = children(node)
+        if not kids:
+            built.append(_leaf_json(node))
+        elif not ready:
+            pending.append((node, True))
+            pending.extend((child, False) for child in reversed(kids))
+        else:
+            args = built[len(built) - len(kids) :]
+            del built[len(built) - len(kids) :]
+            built.append({"op": _operator_name(node), "args": args})
+    return built[0]
 
 
 class _Refused(Exception):
@@ -78,34 +109,21 @@ class _Refused(Exception):
         self.error = error
 
 
-def finite_number(value: object) -> float | None:
-    """``value`` as a float if it is a finite JSON number (booleans are not numbers).
-
-    >>> finite_number(3), finite_number(True), finite_number(10**400), finite_number("1")
-    (3.0, None, None, None)
-    """
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
-
-
 def _field(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
 def _name(value: JsonValue, path: str, what: str) -> str:
     if not isinstance(value, str) or not is_name(value):
-        raise _Refused(PolicyError(path, f"{value!r} cannot name {what}"))
+        raise _Refused(PolicyError(path, f"{shown(value)} cannot name {what}"))
     return value
 
 
-def _tree(value: JsonValue, path: str, level: int) -> Expr:
-    if level > MAX_DEPTH:
-        raise _Refused(PolicyError(path, f"expression nested deeper than {MAX_DEPTH} levels"))
+_SHAPE: Final = f"a node is one of {', '.join(_LEAVES)} alone, or op with args"
+
+
+def _leaf(value: JsonValue, path: str) -> Expr | None:
+    """The leaf ``value`` is, None for an operator node; refuses anything else."""
     if not isinstance(value, dict):
         raise _Refused(PolicyError(path, "an expression tree node must be a JSON object"))
     fields = set(value)
@@ -116,11 +134,13 @@ def _tree(value: JsonValue, path: str, level: int) -> Expr:
             case "num":
                 number = finite_number(item)
                 if number is None:
-                    raise _Refused(PolicyError(where, f"must be a finite number, not {item!r}"))
+                    raise _Refused(
+                        PolicyError(where, f"must be a finite number, not {shown(item)}")
+                    )
                 return Num(number)
             case "bool":
                 if not isinstance(item, bool):
-                    raise _Refused(PolicyError(where, f"must be true or false, not {item!r}"))
+                    raise _Refused(PolicyError(where, f"must be true or false, not {shown(item)}"))
                 return Bool(item)
             case "attr":
                 return Attr(_name(item, where, "an attribute"))
@@ -131,24 +151,28 @@ def _tree(value: JsonValue, path: str, level: int) -> Expr:
             case _:
                 if not isinstance(item, str) or item not in CONTEXT_VARIABLES:
                     raise _Refused(
-                        PolicyError(where, f'must be "serial", "now" or "waited", not {item!r}')
+                        PolicyError(
+                            where, f'must be "serial", "now" or "waited", not {shown(item)}'
+                        )
                     )
                 return Var(cast(ContextVariable, item))
     if fields != {"op", "args"}:
-        unknown = sorted(str(name) for name in fields - {*_LEAVES, "op", "args"})
-        shape = f"a node is one of {', '.join(_LEAVES)} alone, or op with args"
+        unknown = sorted(name_shown(name) for name in fields - {*_LEAVES, "op", "args"})
         if unknown:
-            raise _Refused(PolicyError(_field(path, unknown[0]), f"unknown field: {shape}"))
-        raise _Refused(PolicyError(path, f"fields {sorted(map(str, fields))} do not fit: {shape}"))
+            raise _Refused(PolicyError(_field(path, unknown[0]), f"unknown field: {_SHAPE}"))
+        listed = sorted(name_shown(name) for name in fields)
+        raise _Refused(PolicyError(path, f"fields {listed} do not fit: {_SHAPE}"))
     op, raw_args = value["op"], value["args"]
     if not isinstance(op, str):
-        raise _Refused(PolicyError(_field(path, "op"), f"must be an operator name, not {op!r}"))
+        raise _Refused(
+            PolicyError(_field(path, "op"), f"must be an operator name, not {shown(op)}")
+        )
     if not isinstance(raw_args, list):
         raise _Refused(PolicyError(_field(path, "args"), "must be a list of expression trees"))
-    args = [
-        _tree(arg, f"{_field(path, 'args')}[{index}]", level + 1)
-        for index, arg in enumerate(raw_args)
-    ]
+    return None
+
+
+def _operator(op: str, args: list[Expr], path: str) -> Expr:
     arity = len(args)
     if op in ("-", "!") and arity == 1:
         return Unary("-" if op == "-" else "!", args[0])
@@ -162,11 +186,52 @@ def _tree(value: JsonValue, path: str, level: int) -> Expr:
         raise _Refused(
             PolicyError(_field(path, "args"), f"wrong number of arguments ({arity}) for {op!r}")
         )
-    raise _Refused(PolicyError(_field(path, "op"), f"unknown operator {op!r}"))
+    raise _Refused(PolicyError(_field(path, "op"), f"unknown operator {shown(op)}"))
+
+
+def _tree(root: JsonValue, root_path: str) -> tuple[Expr, dict[int, str]]:
+    """The tree ``root`` spells, and the JSON path of each of its nodes (by ``id``).
+
+    Nodes are checked in the order a recursive reader would check them (the
+    arguments of an operator, left to right, before the operator itself), but
+    with an explicit stack: a long chain is as deep as it is long.
+    """
+    built: list[Expr] = []
+    paths: dict[int, str] = {}
+    open_nodes: set[int] = set()  # operator objects whose arguments are being read
+    pending: list[tuple[JsonValue, str, bool]] = [(root, root_path, False)]
+    while pending:
+        value, path, ready = pending.pop()
+        if ready:
+            open_nodes.discard(id(value))
+            count = len(value["args"])
+            args = built[len(built) - count :]
+            del built[len(built) - count :]
+            node = _operator(value["op"], args, path)
+        else:
+            if isinstance(value, dict) and id(value) in open_nodes:
+                raise _Refused(PolicyError(path, "an expression tree cannot contain itself"))
+            leaf = _leaf(value, path)
+            if leaf is None:
+                open_nodes.add(id(value))
+                pending.append((value, path, True))
+                arguments = _field(path, "args")
+                pending.extend(
+                    (arg, f"{arguments}[{index}]", False)
+                    for index, arg in reversed(list(enumerate(value["args"])))
+                )
+                continue
+            node = leaf
+        built.append(node)
+        paths[id(node)] = path
+    return built[0], paths
 
 
 def expr_from_json(value: JsonValue, path: str = "") -> Result[Expr, PolicyError]:
     """Read a JSON expression tree; errors carry the JSON path of the bad node.
+
+    A tree nested deeper than the text form allows (see
+    :func:`~policy.waiting.parse.nesting`) is refused at the first node too deep.
 
     >>> expr_from_json({"op": "max", "args": [{"var": "now"}, {"num": 2}]}).unwrap()
     Call(function='max', args=(Var(name='now'), Num(value=2.0)))
@@ -174,6 +239,10 @@ def expr_from_json(value: JsonValue, path: str = "") -> Result[Expr, PolicyError
     keys[0].args: wrong number of arguments (1) for '+'
     """
     try:
-        return Success(_tree(value, path, 1))
+        tree, paths = _tree(value, path)
     except _Refused as refused:
         return Failure(refused.error)
+    deep = too_deep(tree)
+    if deep is not None:
+        return Failure(PolicyError(paths[id(deep)], TOO_DEEP))
+    return Success(tree)

@@ -56,3 +56,21 @@ def _extend(children: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
 
 
 trees: st.SearchStrategy[Expr] = st.recursive(leaves, _extend, max_leaves=12)
+
+
+def _power_of_ten(exponent: int) -> int:
+    magnitude: int = 10 ** abs(exponent)
+    return magnitude if exponent > 0 else -magnitude
+
+
+#: Integers beyond the float range, some beyond what Python prints (over 4300 digits).
+#: Built lazily: Hypothesis shows a strategy's arguments, and such a literal cannot be shown.
+huge_integers: st.SearchStrategy[int] = st.sampled_from([309, -309, 400, -400, 5000, -5000]).map(
+    _power_of_ten
+)
+
+#: Everything that is a number at run time: ints of any size, bools, floats with
+#: infinities and NaN.
+any_numbers: st.SearchStrategy[float] = st.one_of(
+    st.sampled_from(AWKWARD), st.integers(), huge_integers, st.booleans(), st.floats()
+)

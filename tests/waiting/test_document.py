@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,6 +17,8 @@ from policy.waiting import (
     VERSION,
     Attr,
     Binary,
+    Bool,
+    Call,
     Const,
     Expr,
     Num,
@@ -37,7 +41,7 @@ from policy.waiting import (
 )
 from policy.waiting.expr import walk
 
-from .strategies import ATTRIBUTES, CONSTANTS, finite_numbers, trees
+from .strategies import ATTRIBUTES, CONSTANTS, finite_numbers, huge_integers, trees
 
 AGING_KEY = (
     "immediate ? 0 : prompt > short_tokens && waited >= 3 ? 1 : prompt <= short_tokens ? 2 : 3"
@@ -193,16 +197,44 @@ def test_malformed_text_points_into_the_key() -> None:
         ),
         (
             harness_policy(keys=[{"const": "max_wait"}]),
-            "keys[0]: unknown constant 'max_wait': not declared with let (in key `max_wait`)",
+            "keys[0]: unknown constant 'max_wait': not declared with let",
         ),
         (
             harness_policy(keys=[{"attr": "short_tokens"}]),
-            "keys[0]: unknown name 'short_tokens'",
+            "keys[0]: 'short_tokens' is a policy constant (let), not an attribute:"
+            ' read it with {"const": "short_tokens"}',
         ),
     ],
 )
 def test_each_rule_has_its_own_message(doc: object, expected: str) -> None:
     assert str(refusal(doc)).startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        (
+            {"attr": "short_tokens"},
+            "keys[0]: 'short_tokens' is a policy constant (let), not an attribute:"
+            ' read it with {"const": "short_tokens"}',
+        ),
+        (
+            {"op": "+", "args": [{"attr": "prompt"}, {"const": "prompt"}]},
+            "keys[0]: 'prompt' is an attribute, not a policy constant (let):"
+            ' read it with {"attr": "prompt"}',
+        ),
+        (
+            {"op": "-", "args": [{"const": "max_wait"}]},
+            "keys[0]: unknown constant 'max_wait': not declared with let",
+        ),
+    ],
+)
+def test_a_tree_confusing_constants_and_attributes_is_told_which_is_which(
+    key: object, expected: str
+) -> None:
+    # As text, `short_tokens` would be the constant and `max_wait` an attribute: the key
+    # is not quoted as text, since that text would mean something else.
+    assert str(refusal(harness_policy(keys=[key]))) == expected
 
 
 def test_json_text() -> None:
@@ -252,8 +284,42 @@ def test_ready_made_policies() -> None:
     priority = static_priority()
     assert priority.keys == (Attr("priority"),)
     assert priority.timing == "enqueue"
-    with pytest.raises(ValueError, match="cannot name"):
-        static_priority("now")
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: ascend_fcfs_lanes(short_tokens=True), TypeError, "short_tokens must be a number"),
+        (
+            lambda: ascend_fcfs_lanes(short_tokens="128"),  # type: ignore[arg-type]
+            TypeError,
+            "short_tokens must be a number",
+        ),
+        (
+            lambda: ascend_fcfs_lanes(short_tokens=10**400),
+            ValueError,
+            "short_tokens must be a finite number, not a 401-digit integer",
+        ),
+        (lambda: ascend_fcfs_lanes(max_wait=math.nan), ValueError, "max_wait must be a finite"),
+        (lambda: ascend_fcfs_lanes(max_wait=-math.inf), ValueError, "max_wait must be a finite"),
+        (lambda: ascend_fcfs_lanes(max_wait=-1), ValueError, "max_wait must be at least 0"),
+        (lambda: ascend_fcfs_lanes(max_wait=False), TypeError, "max_wait must be a number"),
+        (lambda: static_priority("now"), ValueError, "attribute must be a name that is not a"),
+        (lambda: static_priority("2x"), ValueError, "attribute must be a name"),
+        (
+            lambda: static_priority(3),  # type: ignore[arg-type]
+            TypeError,
+            "attribute must be a name",
+        ),
+    ],
+)
+def test_ready_made_policies_refuse_bad_arguments_by_name(
+    make: Callable[[], QueuePolicy], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as raised:
+        make()
+    assert type(raised.value) is error  # not UnwrapFailedError, not OverflowError
+    assert str(raised.value).startswith(message)
 
 
 @st.composite
@@ -294,10 +360,55 @@ def test_tree_json_round_trip(tree: Expr) -> None:
     assert expr_from_json(json.loads(json.dumps(expr_to_json(tree)))) == Success(tree)
 
 
-def test_make_policy_declares_read_attributes_visible_by_default() -> None:
-    policy = make_policy([Binary("+", Attr("a"), Num(1)), "serial"]).unwrap()
-    assert dict(policy.attributes) == {"a": "visible"}
-    assert policy.keys[1] == Var("serial")
+def test_make_policy_refuses_an_undeclared_name_when_the_policy_is_built() -> None:
+    for attributes in (None, ["prompt"], {"prompt": "visible"}):
+        error = make_policy(["prmpt + 1"], attributes=attributes).failure()
+        assert str(error) == (
+            "keys[0]: unknown name 'prmpt': not a declared attribute, constant or context"
+            " variable (in key `prmpt + 1`)"
+        )
+    tree = make_policy([Binary("+", Attr("a"), Num(1)), "serial"]).failure()
+    assert str(tree).startswith("keys[0]: unknown name 'a'")
+
+
+def test_make_policy_declares_attributes_by_map_or_by_list_of_visible_names() -> None:
+    listed = make_policy([Binary("+", Attr("a"), Num(1)), "serial"], attributes=["a", "b"])
+    assert dict(listed.unwrap().attributes) == {"a": "visible", "b": "visible"}
+    assert listed.unwrap().keys[1] == Var("serial")
+    mapped = make_policy(["a"], attributes={"a": "visible", "out": "hidden"}).unwrap()
+    assert dict(mapped.attributes) == {"a": "visible", "out": "hidden"}
+    assert str(make_policy(["a"], attributes="a").failure()).startswith(
+        "attributes: must map names to visibility, or list the visible names"
+    )
+    assert str(make_policy(["a"], attributes=["a", "now"]).failure()) == (
+        "attributes.now: 'now' cannot name an attribute"
+    )
+
+
+@pytest.mark.parametrize("key", [3, None, 2.5, b"prompt", ["prompt"], {"attr": "prompt"}])
+def test_make_policy_refuses_a_key_that_is_neither_text_nor_a_tree(key: object) -> None:
+    made = make_policy(["prompt", key], attributes=["prompt"])  # type: ignore[list-item]
+    error = made.failure()
+    assert error.path == "keys[1]"
+    assert error.message.startswith("a key must be expression text or a tree (Expr), not ")
+
+
+def test_make_policy_wants_a_list_of_keys() -> None:
+    assert str(make_policy("prompt", attributes=["prompt"]).failure()) == (
+        "keys: must be a list of keys (text or trees), not 'prompt'"
+    )
+    assert str(make_policy(3, attributes=["prompt"]).failure()).startswith(  # type: ignore[arg-type]
+        "keys: must be a list of keys"
+    )
+
+
+def test_a_tree_node_refuses_a_child_that_is_not_a_node() -> None:
+    with pytest.raises(TypeError, match="needs expression nodes, not 3"):
+        Binary("+", 3, Num(1))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="needs expression nodes, not None"):
+        Call("min", (Num(1), None))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="True or False"):
+        Bool(1)  # type: ignore[arg-type]
 
 
 _WORDS = st.sampled_from(
@@ -328,8 +439,16 @@ _WORDS = st.sampled_from(
     ]
 )
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5) | _WORDS,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_WORDS, inner, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | huge_integers
+    | st.floats()
+    | st.text(max_size=5)
+    | _WORDS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(_WORDS | huge_integers, inner, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -347,3 +466,30 @@ def test_any_json_value_loads_or_gives_a_policy_error(doc: object) -> None:
 @pytest.mark.parametrize("node", [{"var": []}, {"num": 10**400}, {"op": ["+"], "args": []}])
 def test_odd_tree_values_are_refused_not_crashed(node: object) -> None:
     assert isinstance(expr_from_json(node).failure(), PolicyError)
+
+
+def test_a_long_chain_loads_and_dumps_as_text_and_as_a_tree() -> None:
+    text = " + ".join(["prompt"] * 2000)
+    policy = load_policy({"attributes": {"prompt": "visible"}, "keys": [text]}).unwrap()
+    assert dump_policy(policy)["keys"] == [text]
+    assert load_policy_text(dump_policy_text(policy)).unwrap() == policy
+    as_tree = {"attributes": {"prompt": "visible"}, "keys": [expr_to_json(policy.keys[0])]}
+    assert load_policy(as_tree).unwrap() == policy  # a Python dict: no JSON reader limit
+
+
+def test_a_tree_nested_too_deeply_is_refused_at_the_node_that_crosses_the_limit() -> None:
+    tree: dict[str, Any] = {"attr": "prompt"}
+    for _ in range(60):
+        tree = {"op": "-", "args": [tree]}
+    error = refusal(harness_policy(keys=[tree]))
+    assert error.message.startswith("expression nested deeper than 50 levels")
+    # the root is level 1, each prefix operator one deeper: level 51 is the 51st node
+    assert error.path == "keys[0]" + ".args[0]" * 50
+
+
+def test_a_tree_that_contains_itself_is_refused() -> None:
+    node: dict[str, Any] = {"op": "+", "args": [{"num": 1}]}
+    node["args"].append(node)
+    assert str(expr_from_json(node).failure()) == (
+        "args[1]: an expression tree cannot contain itself"
+    )

@@ -8,10 +8,37 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policy.waiting import Expr, Scope, divide, evaluate, is_true, key_list_order, order_key
+from policy.waiting import (
+    Attr,
+    Binary,
+    Bool,
+    BudgetLeft,
+    Call,
+    Cond,
+    Const,
+    Expr,
+    Num,
+    Scope,
+    Unary,
+    Var,
+    divide,
+    evaluate,
+    is_true,
+    key_list_order,
+    order_key,
+)
 from policy.waiting.evaluate import extremum
 
-from .strategies import ATTRIBUTES, AWKWARD, CONSTANTS, STAGES, awkward_numbers, trees
+from .strategies import (
+    ATTRIBUTES,
+    AWKWARD,
+    CONSTANTS,
+    STAGES,
+    any_numbers,
+    awkward_numbers,
+    huge_integers,
+    trees,
+)
 from .test_parse import parsed
 
 NAN, INF = math.nan, math.inf
@@ -162,14 +189,15 @@ def test_the_order_is_total_and_transitive(a: float, b: float, c: float) -> None
         assert (ka == kb) == (a == b)
 
 
+#: Scopes as a host may build them: any number anywhere, huge integers and booleans too.
 scopes = st.builds(
     Scope,
-    attributes=st.fixed_dictionaries({}, optional=dict.fromkeys(ATTRIBUTES, awkward_numbers)),
-    serial=st.integers(0, 1000),
-    now=awkward_numbers,
-    waited=awkward_numbers,
-    budget_left=st.fixed_dictionaries({}, optional=dict.fromkeys(STAGES, awkward_numbers)),
-    constants=st.fixed_dictionaries({}, optional=dict.fromkeys(CONSTANTS, awkward_numbers)),
+    attributes=st.fixed_dictionaries({}, optional=dict.fromkeys(ATTRIBUTES, any_numbers)),
+    serial=st.integers() | huge_integers | st.booleans(),
+    now=any_numbers,
+    waited=any_numbers,
+    budget_left=st.fixed_dictionaries({}, optional=dict.fromkeys(STAGES, any_numbers)),
+    constants=st.fixed_dictionaries({}, optional=dict.fromkeys(CONSTANTS, any_numbers)),
 )
 
 
@@ -177,3 +205,58 @@ scopes = st.builds(
 def test_evaluation_never_raises_and_gives_a_float(tree: Expr, where: Scope) -> None:
     result = evaluate(tree, where)
     assert isinstance(result, float)
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    return float(value) if isinstance(value, float) else NAN
+
+
+def reference(expr: Expr, at: Scope) -> float:
+    """waiting.md's semantics as a plain recursive walk (fine for small trees)."""
+    match expr:
+        case Num(value):
+            return value
+        case Bool(value):
+            return 1.0 if value else 0.0
+        case Attr(name):
+            return _number(at.attributes.get(name, NAN))
+        case Const(name):
+            return _number(at.constants.get(name, NAN))
+        case Var(name):
+            return _number({"serial": at.serial, "now": at.now, "waited": at.waited}[name])
+        case BudgetLeft(stage):
+            return _number(at.budget_left.get(stage, NAN))
+        case Unary("-", operand):
+            return -reference(operand, at)
+        case Unary(_, operand):
+            return 0.0 if reference(operand, at) != 0 else 1.0
+        case Binary("&&", left, right):
+            return float(reference(left, at) != 0 and reference(right, at) != 0)
+        case Binary("||", left, right):
+            return float(reference(left, at) != 0 or reference(right, at) != 0)
+        case Binary(op, left, right):
+            a, b = reference(left, at), reference(right, at)
+            arithmetic = {"+": a + b, "-": a - b, "*": a * b}
+            if op in arithmetic:
+                return arithmetic[op]
+            if op == "/":
+                return divide(a, b)
+            comparisons = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}
+            return float(comparisons.get(op, a != b))
+        case Cond(test, then, otherwise):
+            return reference(then if reference(test, at) != 0 else otherwise, at)
+        case Call(function, args):
+            return extremum(function, [reference(arg, at) for arg in args])
+    raise AssertionError(expr)
+
+
+@given(trees, scopes)
+def test_evaluation_agrees_with_a_plain_recursive_reading(tree: Expr, where: Scope) -> None:
+    assert same(evaluate(tree, where), reference(tree, where))

@@ -18,8 +18,15 @@ from policy.waiting import (
     Expr,
     Num,
     PolicyError,
+    Scope,
     Unary,
     Var,
+    evaluate,
+    expr_from_json,
+    expr_to_json,
+    is_stage_name,
+    make_policy,
+    nesting,
     parse_expression,
     unparse,
 )
@@ -130,13 +137,75 @@ def test_malformed_text_points_at_line_and_column(
     assert str(error).startswith(f"line {line}, column {column}: ")
 
 
-def test_nesting_is_bounded() -> None:
-    deep = "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1)
-    assert "nested deeper" in refused(deep).message
-    long_chain = " + ".join(["1"] * (MAX_DEPTH + 1))
-    assert "nested deeper" in refused(long_chain).message
+@pytest.mark.parametrize(
+    ("text", "column"),
+    [
+        ("(" * MAX_DEPTH + "1" + ")" * MAX_DEPTH, MAX_DEPTH),  # the 50th '(' is level 51
+        ("-" * MAX_DEPTH + "x", MAX_DEPTH),
+        ("!" * MAX_DEPTH + "x", MAX_DEPTH),
+        ("min(" * MAX_DEPTH + "1" + ")" * MAX_DEPTH, 4 * MAX_DEPTH),  # at the last '('
+        ("a ? " * MAX_DEPTH + "1" + " : 2" * MAX_DEPTH, 4 * MAX_DEPTH - 1),  # at the last '?'
+        ("1 + (" * 60 + "1" + ")" * 60, 5 * MAX_DEPTH),
+    ],
+)
+def test_genuine_nesting_is_refused_at_the_token_that_crosses_the_limit(
+    text: str, column: int
+) -> None:
+    error = refused(text)
+    assert error.message.startswith(f"expression nested deeper than {MAX_DEPTH} levels")
+    assert (error.line, error.column) == (1, column)
+
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    for text in (
+        "(" * (MAX_DEPTH - 1) + "1" + ")" * (MAX_DEPTH - 1),
+        "-" * (MAX_DEPTH - 1) + "x",
+        "a ? " * (MAX_DEPTH - 1) + "1" + " : 2" * (MAX_DEPTH - 1),
+    ):
+        assert isinstance(parse_expression(text), Success), text
     assert isinstance(parse_expression("-" * 10_000 + "x"), Failure)
     assert isinstance(parse_expression("(" * 100_000), Failure)
+
+
+def flat_sum(terms: int) -> Expr:
+    tree: Expr = Attr("a")
+    for _ in range(terms - 1):
+        tree = Binary("+", tree, Attr("a"))
+    return tree
+
+
+@pytest.mark.parametrize("terms", [MAX_DEPTH + 1, 500, 5000])
+def test_a_flat_chain_of_any_length_is_not_nesting(terms: int) -> None:
+    text = " + ".join(["a"] * terms)
+    tree = parsed(text)
+    assert tree == flat_sum(terms)
+    assert hash(tree) == hash(flat_sum(terms))
+    assert repr(tree).startswith("Binary(op='+', left=Binary(op='+', left=")
+    assert unparse(tree) == text
+    assert evaluate(tree, Scope({"a": 1.0}, 0, 0.0, 0.0, {}, {})) == terms
+    assert expr_from_json(expr_to_json(tree)) == Success(tree)
+
+
+@pytest.mark.parametrize("terms", [MAX_DEPTH + 1, 500])
+def test_chains_of_mixed_operators_and_of_conditionals_are_flat_too(terms: int) -> None:
+    mixed = " - ".join(f"a * {i} / 2 + -b" for i in range(terms))
+    assert unparse(parsed(mixed)) == mixed
+    lanes = " : ".join(f"a == {i} ? {i}" for i in range(terms)) + " : -1"
+    tree = parsed(lanes)
+    assert unparse(tree) == lanes
+    assert evaluate(tree, Scope({"a": 7.0}, 0, 0.0, 0.0, {}, {})) == 7.0
+    assert evaluate(tree, Scope({"a": 0.5}, 0, 0.0, 0.0, {}, {})) == -1.0
+
+
+def test_the_deepest_text_of_every_kind_is_read_evaluated_and_printed() -> None:
+    # every level goes through all seven binary precedences, a prefix operator and
+    # parentheses: the most work per level for the recursive parser
+    level = "a || b && c == d < e + f * -("
+    text = level * ((MAX_DEPTH - 1) // 2) + "x + y" + ")" * ((MAX_DEPTH - 1) // 2)
+    tree = parsed(text)
+    assert unparse(tree) == text
+    assert evaluate(tree, Scope({}, 0, 0.0, 0.0, {}, {})) == 1.0  # a || ... with a NaN: true
+    assert isinstance(refused(level + text + ")"), PolicyError)
 
 
 @pytest.mark.parametrize(
@@ -221,3 +290,71 @@ def test_any_text_parses_or_gives_a_policy_error(text: str) -> None:
         # whatever parsed prints back to something that parses to the same tree
         tree = result.unwrap()
         assert parse_expression(unparse(tree), frozenset(CONSTANTS)) == Success(tree)
+
+
+@pytest.mark.parametrize("word", ["now", "waited", "serial", "min", "max", "true", "budget_left"])
+def test_a_reserved_word_is_not_a_stage(word: str) -> None:
+    error = refused(f"budget_left({word})")
+    assert (error.line, error.column) == (1, 13)
+    assert error.message == f"{word!r} is a reserved word, not a stage name"
+
+
+def wrapped(tree: Expr, levels: int) -> Expr:
+    """``tree`` inside ``levels`` calls of min: each argument is exactly one level deeper."""
+    for _ in range(levels):
+        tree = Call("min", (tree,))
+    return tree
+
+
+@given(trees)
+def test_the_nesting_of_a_tree_is_what_the_parser_counts(tree: Expr) -> None:
+    assert 1 <= nesting(tree) <= MAX_DEPTH
+    deepest = wrapped(tree, MAX_DEPTH - nesting(tree))
+    assert nesting(deepest) == MAX_DEPTH
+    text = unparse(deepest)
+    assert parse_expression(text, frozenset(CONSTANTS)) == Success(deepest)
+    too_deep = Call("max", (deepest,))
+    error = parse_expression(unparse(too_deep), frozenset(CONSTANTS)).failure()
+    assert error.message.startswith("expression nested deeper than")
+    # a tree that text could not hold is refused as a key and as a JSON tree
+    assert make_policy([too_deep], constants=dict.fromkeys(CONSTANTS, 1.0)).failure().path == (
+        "keys[0]"
+    )
+    assert "nested deeper" in expr_from_json(expr_to_json(too_deep)).failure().message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("engine", True),
+        ("prefill_2", True),
+        ("_", True),
+        ("now", False),
+        ("budget_left", False),
+        ("true", False),
+        ("2x", False),
+        ("étape", False),
+        ("a-b", False),
+        ("", False),
+        ("engine\n", False),
+    ],
+)
+def test_is_stage_name(text: str, expected: bool) -> None:
+    assert is_stage_name(text) is expected
+
+
+@given(st.one_of(st.text(max_size=8), st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)))
+def test_is_stage_name_says_what_budget_left_reads(text: str) -> None:
+    read = parse_expression(f"budget_left({text})")
+    stage = read.map(lambda tree: tree.stage if isinstance(tree, BudgetLeft) else None)
+    assert is_stage_name(text) == (stage == Success(text))
+
+
+@given(trees, trees)
+def test_equality_and_hash_of_trees_follow_their_text(a: Expr, b: Expr) -> None:
+    # equal trees print alike; trees that print alike are equal (signed zeros included)
+    assert (a == b) == (unparse(a) == unparse(b))
+    copy = parse_expression(unparse(a), frozenset(CONSTANTS)).unwrap()
+    assert copy == a
+    assert hash(copy) == hash(a)
+    assert repr(copy) == repr(a)

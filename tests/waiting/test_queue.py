@@ -95,6 +95,31 @@ def test_a_request_that_fits_is_queued_and_the_test_sees_the_entry() -> None:
     assert [(e.identity, e.enqueued_at, e.resumed) for e in seen] == [(4, 1.5, False)]
 
 
+def test_requeue_refuses_a_request_that_could_never_fit_like_append() -> None:
+    seen: list[WaitingEntry] = []
+
+    def ever_fits(entry: WaitingEntry) -> bool:
+        seen.append(entry)
+        return entry.attributes["units"] <= 4
+
+    queue = WaitingQueue().append(fifo(), "a", {"units": 1}, serial=0, now=0.0).unwrap()
+    refused = queue.requeue_preempted(
+        fifo(), "b", {"units": 5}, serial=1, now=2.0, ever_fits=ever_fits
+    )
+    assert str(refused.failure()) == (
+        "request 'b': could never fit, even in an empty pool; refused so that it cannot"
+        " block the queue for ever"
+    )
+    fitting = queue.requeue_preempted(
+        fifo(), "c", {"units": 4}, serial=2, now=3.0, ever_fits=ever_fits
+    )
+    assert [e.identity for e in fitting.unwrap()] == ["c", "a"]
+    assert [(e.identity, e.resumed, e.enqueued_at) for e in seen] == [
+        ("b", True, 2.0),
+        ("c", True, 3.0),
+    ]
+
+
 def test_requeue_is_a_fresh_entry_at_the_front() -> None:
     queue = WaitingQueue()
     for identity in ("a", "b"):
@@ -195,6 +220,7 @@ class QueueAgainstAList(RuleBasedStateMachine):
         elif not fits:
             assert isinstance(outcome, Blocked)
             assert outcome.selection.entry.identity == self.model[0].identity
+            assert outcome.queue is self.queue
         else:
             assert isinstance(outcome, Admitted)
             assert outcome.entry.identity == self.model[0].identity
@@ -242,4 +268,4 @@ TestQueueAgainstAList = QueueAgainstAList.TestCase
 
 def test_make_policy_for_the_machine_is_enqueue_timed() -> None:
     assert PRIORITY.timing == "enqueue"
-    assert make_policy(["priority"], timing="enqueue").unwrap() == PRIORITY
+    assert make_policy(["priority"], attributes=["priority"], timing="enqueue").unwrap() == PRIORITY

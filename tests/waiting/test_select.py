@@ -207,7 +207,7 @@ def test_equal_keys_keep_enqueue_order() -> None:
 
 
 def test_nan_keys_rank_after_infinity_and_signed_zeros_tie() -> None:
-    policy = make_policy(["a"]).unwrap()
+    policy = make_policy(["a"], attributes=["a"]).unwrap()
     queue = queue_of(policy, [(1, {"a": math.nan}, 0.0), (2, {"a": math.inf}, 0.0)])
     assert selected(queue, policy, 0.0).unwrap() == 2
     queue = queue_of(policy, [(1, {"a": 0.0}, 0.0), (2, {"a": -0.0}, 0.0)])
@@ -224,7 +224,8 @@ ENQUEUED = {1: 0.0, 2: 1.0, 3: 2.0, 5: 3.0}
 
 
 def aging_queue(policy: QueuePolicy, waiting: Sequence[int]) -> WaitingQueue:
-    return queue_of(policy, [(i, AGING[i], ENQUEUED[i]) for i in waiting])
+    """The requests of the aging regression; ``queued`` is each one's enqueue time."""
+    return queue_of(policy, [(i, AGING[i] | {"queued": ENQUEUED[i]}, ENQUEUED[i]) for i in waiting])
 
 
 def test_aging_at_the_key_moments_with_selection_timing() -> None:
@@ -239,20 +240,37 @@ def test_aging_at_the_key_moments_with_selection_timing() -> None:
     assert selected(aging_queue(LANES, [2, 3, 5]), LANES, 5.999).unwrap() == 2
 
 
-def test_aging_never_happens_with_keys_fixed_at_enqueue() -> None:
-    frozen = load_policy(
+#: waiting.md's aging rule as the older engine wrote it: ``waited`` is refused under
+#: enqueue timing, so the key reads ``now - queued``, ``queued`` being the enqueue time
+#: (oracle/golden/admission/aging-enqueue.json). Its value depends on *when* it is
+#: computed: at enqueue ``now == queued`` and the term is false; at a later
+#: selection it holds once the request has waited 3.
+AGING_BY_QUEUED = (
+    "immediate ? 0 : prompt > short_tokens && now - queued >= 3 ? 1"
+    " : prompt <= short_tokens ? 2 : 3"
+)
+
+
+def aging_by_queued(timing: Timing) -> QueuePolicy:
+    return load_policy(
         {
             "let": {"short_tokens": 128},
-            "attributes": {"prompt": "visible", "immediate": "visible"},
-            "keys": [
-                "immediate ? 0 : prompt > short_tokens && now - now >= 3 ? 1"
-                " : prompt <= short_tokens ? 2 : 3"
-            ],
-            "timing": "enqueue",
+            "attributes": {"prompt": "visible", "immediate": "visible", "queued": "visible"},
+            "keys": [AGING_BY_QUEUED],
+            "timing": timing,
         }
     ).unwrap()
+
+
+def test_aging_never_happens_with_keys_fixed_at_enqueue() -> None:
+    frozen = aging_by_queued("enqueue")
+    # keys computed at enqueue: the longs stay class 3 for ever, the shorts win
     assert selected(aging_queue(frozen, [1, 2, 3, 5]), frozen, 5.0).unwrap() == 2
     assert selected(aging_queue(frozen, [1, 3, 5]), frozen, 100.0).unwrap() == 3
+    # the same key computed at selection ages long 1: the timing is what makes the difference
+    live = aging_by_queued("selection")
+    assert selected(aging_queue(live, [1, 2, 3, 5]), live, 5.0).unwrap() == 1
+    assert selected(aging_queue(live, [1, 3, 5]), live, 100.0).unwrap() == 1
 
 
 def capacity_1(used: int) -> Callable[[WaitingEntry], bool]:
@@ -286,7 +304,7 @@ def simulate_pool(policy: QueuePolicy) -> tuple[list[int], list[float]]:
         used -= len([t for t in releases if t == now])
         releases = [t for t in releases if t != now]
         for identity, _, _, prompt, immediate in [r for r in pending if r[1] == now]:
-            attributes = {"prompt": prompt, "immediate": immediate}
+            attributes = {"prompt": prompt, "immediate": immediate, "queued": now}
             queue = queue.append(policy, identity, attributes, serial=identity, now=now).unwrap()
         pending = [r for r in pending if r[1] != now]
         while isinstance(
@@ -312,24 +330,25 @@ def test_the_aging_regression_on_a_tiny_pool(policy: QueuePolicy, expected: list
 
 
 def test_the_lanes_with_aging_cannot_be_computed_at_enqueue() -> None:
-    made = make_policy([LANES.keys[0]], constants=LANES.constants, timing="enqueue")
+    made = make_policy(
+        [LANES.keys[0]], constants=LANES.constants, attributes=LANES.attributes, timing="enqueue"
+    )
     assert "'waited' cannot be read when keys are computed at enqueue" in str(made.failure())
 
 
-def test_the_aging_regression_with_enqueue_keys() -> None:
-    enqueue = make_policy(
-        [
-            "immediate ? 0 : prompt > short_tokens && now - now >= 3 ? 1"
-            " : prompt <= short_tokens ? 2 : 3"
-        ],
-        constants={"short_tokens": 128},
-        timing="enqueue",
-    ).unwrap()
-    assert simulate_pool(enqueue) == ([0, 4, 2, 3, 1, 5], [0, 4, 5, 6, 7, 8])
+@pytest.mark.parametrize(
+    ("timing", "expected"),
+    [("enqueue", [0, 4, 2, 3, 1, 5]), ("selection", [0, 4, 1, 5, 2, 3])],
+)
+def test_the_aging_regression_with_enqueue_keys(timing: Timing, expected: list[int]) -> None:
+    # waiting.md's table: the same rule, fixed at enqueue or re-evaluated at selection
+    assert simulate_pool(aging_by_queued(timing)) == (expected, [0, 4, 5, 6, 7, 8])
 
 
 def test_budget_left_is_read_at_each_selection() -> None:
-    policy = make_policy(["budget_left(engine) >= prompt ? 0 : 1", "-prompt"]).unwrap()
+    policy = make_policy(
+        ["budget_left(engine) >= prompt ? 0 : 1", "-prompt"], attributes=["prompt"]
+    ).unwrap()
     queue = queue_of(policy, [(1, {"prompt": 50}, 0.0), (2, {"prompt": 100}, 0.0)])
     assert selected(queue, policy, 0.0, engine=128.0).unwrap() == 2  # both fit: larger first
     assert selected(queue, policy, 0.0, engine=60.0).unwrap() == 1  # budget shrank
@@ -349,6 +368,9 @@ def test_a_selected_entry_that_does_not_fit_blocks_the_queue() -> None:
     assert isinstance(outcome, Blocked)
     assert outcome.selection.entry.identity == 2
     assert [entry.identity for entry in tested] == [2]  # no other entry is tried
+    # like Admitted, Blocked carries the queue to go on with: here the same one
+    assert outcome.queue is queue
+    assert outcome.entry is outcome.selection.entry
 
 
 def test_an_admission_removes_only_the_selected_entry() -> None:
