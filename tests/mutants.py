@@ -154,8 +154,8 @@ MUTANTS = [
     Mutant(
         "preempted request re-queued at the back",
         "policy/waiting/queue.py",
-        "WaitingQueue(pvector([made.unwrap()]) + self.entries)",
-        "WaitingQueue(self.entries.append(made.unwrap()))",
+        "WaitingQueue(pvector([entry]) + self.entries)",
+        "WaitingQueue(self.entries.append(entry))",
     ),
     # the harness engines (their checks are the golden files and the engine properties)
     Mutant(

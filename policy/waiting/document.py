@@ -83,8 +83,8 @@ def load_policy(doc: JsonValue) -> Result[QueuePolicy, PolicyError]:
 
     >>> load_policy({"keys": ["serial"]}).unwrap().keys
     (Var(name='serial'),)
-    >>> print(load_policy({"version": 2, "keys": ["serial"]}).failure())
-    version: this library reads queue-policy version 1, not 2
+    >>> str(load_policy({"version": 2, "keys": ["serial"]}).failure())
+    'version: this library reads queue-policy version 1, not 2'
     """
     if not isinstance(doc, dict):
         return Failure(PolicyError("", "a queue policy must be a JSON object"))
@@ -146,10 +146,10 @@ def _build(
 def load_policy_text(text: str) -> Result[QueuePolicy, PolicyError]:
     """A queue policy from JSON text.
 
-    >>> print(load_policy_text('{"keys": ["1 +"]}').failure())
-    keys[0]: line 1, column 4: expected an operand (number, name or '('), found end of text
-    >>> print(load_policy_text('{"version": 1' + '0' * 5000 + '}').failure())
-    line 1, column 13: integer of 5001 digits is out of range: numbers must be finite floats
+    >>> str(load_policy_text('{"keys": ["1 +"]}').failure())
+    "keys[0]: line 1, column 4: expected an operand (number, name or '('), found end of text"
+    >>> str(load_policy_text('{"version": 1' + '0' * 5000 + '}').failure())
+    'line 1, column 13: integer of 5001 digits is out of range: numbers must be finite floats'
     """
     try:
         doc = json.loads(text, parse_int=_json_integer)

@@ -364,8 +364,8 @@ def parse_expression(
     ... # doctest: +NORMALIZE_WHITESPACE
     Cond(test=Binary(op='>', left=Attr(name='prompt'), right=Const(name='short_tokens')),
          then=Num(value=1.0), otherwise=Num(value=2.0))
-    >>> print(parse_expression("1 +").failure())
-    line 1, column 4: expected an operand (number, name or '('), found end of text
+    >>> str(parse_expression("1 +").failure())
+    "line 1, column 4: expected an operand (number, name or '('), found end of text"
     """
     try:
         return Success(_Parser(text, constants).whole())

@@ -104,7 +104,9 @@ class WaitingQueue:
         now: float,
         *,
         resumed: bool,
+        ever_fits: Callable[[WaitingEntry], bool] | None,
     ) -> Result[WaitingEntry, QueueError]:
+        """The entry to queue, or why the request is refused (shared by both ways in)."""
         if self.index_of(identity) != Nothing:
             return Failure(QueueError(identity, "is already waiting"))
         given: object = attributes
@@ -141,15 +143,15 @@ class WaitingQueue:
             entry = WaitingEntry(
                 identity, entry.attributes, serial, at, resumed, keys_at_enqueue(policy, entry)
             )
+        if ever_fits is not None and not ever_fits(entry):
+            return Failure(
+                QueueError(
+                    identity,
+                    "could never fit, even in an empty pool; refused so that it cannot"
+                    " block the queue for ever",
+                )
+            )
         return Success(entry)
-
-    @staticmethod
-    def _never_fits(identity: RequestId) -> QueueError:
-        return QueueError(
-            identity,
-            "could never fit, even in an empty pool; refused so that it cannot"
-            " block the queue for ever",
-        )
 
     def append(
         self,
@@ -175,19 +177,16 @@ class WaitingQueue:
 
         >>> from policy.waiting.policies import fifo
         >>> queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
-        >>> print(queue.append(fifo(), "a", {}, serial=1, now=1.0).failure())
-        request 'a': is already waiting
-        >>> print(queue.append(fifo(), "b", {}, serial=1, now=1.0, ever_fits=lambda e: False)
+        >>> str(queue.append(fifo(), "a", {}, serial=1, now=1.0).failure())
+        "request 'a': is already waiting"
+        >>> str(queue.append(fifo(), "b", {}, serial=1, now=1.0, ever_fits=lambda e: False)
         ...       .failure())  # doctest: +ELLIPSIS
-        request 'b': could never fit, even in an empty pool; ...
+        "request 'b': could never fit, even in an empty pool; ..."
         """
-        made = self._admit_entry(policy, identity, attributes, serial, now, resumed=False)
-        if isinstance(made, Failure):
-            return Failure(made.failure())
-        entry = made.unwrap()
-        if ever_fits is not None and not ever_fits(entry):
-            return Failure(self._never_fits(identity))
-        return Success(WaitingQueue(self.entries.append(entry)))
+        made = self._admit_entry(
+            policy, identity, attributes, serial, now, resumed=False, ever_fits=ever_fits
+        )
+        return made.map(lambda entry: WaitingQueue(self.entries.append(entry)))
 
     def requeue_preempted(
         self,
@@ -209,12 +208,10 @@ class WaitingQueue:
         >>> [(e.identity, e.resumed, e.enqueued_at) for e in queue]
         [('b', True, 2.0), ('a', False, 0.0)]
         """
-        made = self._admit_entry(policy, identity, attributes, serial, now, resumed=True)
-        if isinstance(made, Failure):
-            return Failure(made.failure())
-        if ever_fits is not None and not ever_fits(made.unwrap()):
-            return Failure(self._never_fits(identity))
-        return Success(WaitingQueue(pvector([made.unwrap()]) + self.entries))
+        made = self._admit_entry(
+            policy, identity, attributes, serial, now, resumed=True, ever_fits=ever_fits
+        )
+        return made.map(lambda entry: WaitingQueue(pvector([entry]) + self.entries))
 
     def without_index(self, index: int) -> WaitingQueue:
         """This queue without the entry at ``index`` (which must exist), others in order."""
@@ -223,8 +220,8 @@ class WaitingQueue:
     def remove(self, identity: RequestId) -> Result[WaitingQueue, QueueError]:
         """This queue without the request ``identity`` (admitted or cancelled).
 
-        >>> print(WaitingQueue().remove(3).failure())
-        request 3: is not waiting
+        >>> str(WaitingQueue().remove(3).failure())
+        'request 3: is not waiting'
         """
         found = self.index_of(identity)
         if found == Nothing:

@@ -235,8 +235,8 @@ def expr_from_json(value: JsonValue, path: str = "") -> Result[Expr, PolicyError
 
     >>> expr_from_json({"op": "max", "args": [{"var": "now"}, {"num": 2}]}).unwrap()
     Call(function='max', args=(Var(name='now'), Num(value=2.0)))
-    >>> print(expr_from_json({"op": "+", "args": [{"num": 1}]}, "keys[0]").failure())
-    keys[0].args: wrong number of arguments (1) for '+'
+    >>> str(expr_from_json({"op": "+", "args": [{"num": 1}]}, "keys[0]").failure())
+    "keys[0].args: wrong number of arguments (1) for '+'"
     """
     try:
         tree, paths = _tree(value, path)
