@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from oracle.admission_scenario import AdmissionScenario
-from policy.identity import RequestId
+from returns.result import Failure, Result
 
-__all__ = ["AdmissionRun", "RequestRecord", "admission_times"]
+from oracle.admission_scenario import AdmissionScenario, PoolRequest, StepRequest
+from policy.identity import RequestId
+from policy.waiting import QueueError, QueuePolicy, WaitingEntry, WaitingQueue
+
+__all__ = [
+    "AdmissionRun",
+    "QueueRefused",
+    "RequestRecord",
+    "admission_times",
+    "enqueue",
+    "queued",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +49,29 @@ def admission_times(
 ) -> tuple[float, ...]:
     """Every admission time of ``request`` in a run's admission order."""
     return tuple(t for r, t in zip(selected, admitted_at, strict=True) if r == request)
+
+
+class QueueRefused(RuntimeError):
+    """The waiting queue refused a request the loader accepted (a harness bug)."""
+
+
+def queued(result: Result[WaitingQueue, QueueError]) -> WaitingQueue:
+    """The new queue of an ``append`` or ``requeue_preempted`` the loader made sure of."""
+    if isinstance(result, Failure):
+        raise QueueRefused(str(result.failure()))
+    return result.unwrap()
+
+
+def enqueue(
+    queue: WaitingQueue,
+    policy: QueuePolicy,
+    request: PoolRequest | StepRequest,
+    now: float,
+    ever_fits: Callable[[WaitingEntry], bool],
+) -> WaitingQueue:
+    """``queue`` with a scenario's request appended at ``now``."""
+    return queued(
+        queue.append(
+            policy, request.id, request.attrs, serial=request.serial, now=now, ever_fits=ever_fits
+        )
+    )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from returns.result import Failure
 
-from oracle.fields import FieldError, Node, check_distinct_ids
+from oracle.fields import SCENARIO_FIELDS, FieldError, Node, check_distinct_ids, read_description
 from policy.waiting import PolicyError, QueuePolicy, is_stage_name, load_policy
 
 __all__ = [
@@ -87,18 +87,16 @@ class AdmissionScenario:
     description: str
     engine: PoolEngine | StepEngine
     policy: QueuePolicy
-    policy_document: object  # as written in the file, for round-trip checks
     requests: tuple[PoolRequest | StepRequest, ...]
     expect: AdmissionExpect | None
 
 
-_COMMON = {"description", "derivation", "expect"}
 _STEP_FIELDS = {"budget", "chunk", "iteration_cost", "max_running", "blocks", "block_size"}
 
 
 def read_admission(doc: Node) -> AdmissionScenario:
     """An admission scenario from its parsed document (raises FieldError)."""
-    doc.object({"kind", "name", "engine", "policy", "requests"}, _COMMON | {"pool", "step"})
+    doc.object({"kind", "name", "engine", "policy", "requests"}, SCENARIO_FIELDS | {"pool", "step"})
     engine_name = doc.child("engine")
     engine: PoolEngine | StepEngine
     if engine_name.value == "pool":
@@ -111,10 +109,7 @@ def read_admission(doc: Node) -> AdmissionScenario:
         engine = _read_step(doc.child("step"))
     else:
         raise engine_name.fail('must be "pool" or "step"')
-    policy_node = doc.child("policy")
-    policy = _read_policy(policy_node)
-    if isinstance(engine, StepEngine):
-        _refuse_reading_out(policy_node, policy)
+    policy = _read_policy(doc.child("policy"), hidden_out=isinstance(engine, StepEngine))
     requests_node = doc.child("requests")
     requests: tuple[PoolRequest | StepRequest, ...]
     if isinstance(engine, PoolEngine):
@@ -141,30 +136,32 @@ def read_admission(doc: Node) -> AdmissionScenario:
     expect_node = doc.optional("expect")
     return AdmissionScenario(
         name=doc.child("name").string(),
-        description=_read_description(doc),
+        description=read_description(doc),
         engine=engine,
         policy=policy,
-        policy_document=policy_node.value,
         requests=requests,
         expect=None if expect_node is None else _read_expect(expect_node, {r.id for r in requests}),
     )
 
 
-def _read_description(doc: Node) -> str:
-    derivation = doc.optional("derivation")
-    if derivation is not None:
-        for line in derivation.items():
-            line.string()
-    node = doc.optional("description")
-    return "" if node is None else node.string()
-
-
-def _read_policy(node: Node) -> QueuePolicy:
-    loaded = load_policy(node.value)
+def _read_policy(node: Node, *, hidden_out: bool) -> QueuePolicy:
+    document = node.value
+    if hidden_out and isinstance(document, dict):
+        # A step request's true output length is unknown to a scheduler: the
+        # engine declares ``out`` hidden, and the kernel refuses keys reading it.
+        declared = node.child("attributes").child("out")
+        if declared.value not in (None, "hidden"):
+            raise declared.fail(
+                "a step scenario's true output length is hidden from keys; "
+                "store a prediction in another attribute"
+            )
+        attributes = document.get("attributes")
+        if attributes is None or isinstance(attributes, dict):
+            document = {**document, "attributes": {**(attributes or {}), "out": "hidden"}}
+    loaded = load_policy(document)
     if isinstance(loaded, Failure):
-        error: PolicyError = loaded.failure()
-        path = f"{node.path}.{error.path}" if error.path else node.path
-        raise FieldError(path, str(PolicyError("", error.message, error.line, error.column)))
+        error: PolicyError = loaded.failure().within(node.path)
+        raise FieldError(error.path, str(PolicyError("", error.message, error.line, error.column)))
     return loaded.unwrap()
 
 
@@ -262,16 +259,6 @@ def _read_step_request(node: Node, index: int, engine: StepEngine) -> StepReques
             f"{engine.block_size} = {engine.kv_tokens}: it could never finish"
         )
     return request
-
-
-def _refuse_reading_out(policy_node: Node, policy: QueuePolicy) -> None:
-    """The true output length is unknown to a scheduler: a step policy may not read it."""
-    if "out" in policy.attributes_read:
-        out = policy_node.child("attributes").child("out")
-        raise out.fail(
-            "a step scenario's true output length is hidden from keys; "
-            "store a prediction in another attribute"
-        )
 
 
 def _read_expect(node: Node, ids: set[str | int]) -> AdmissionExpect:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-__all__ = ["FieldError", "Node", "check_distinct_ids"]
+__all__ = ["SCENARIO_FIELDS", "FieldError", "Node", "check_distinct_ids", "read_description"]
 
 
 class FieldError(Exception):
@@ -44,7 +45,9 @@ class Node:
         fields = self.value if isinstance(self.value, dict) else {}
         return Node(fields.get(key), path)
 
-    def object(self, required: set[str], optional: set[str]) -> Mapping[str, object]:
+    def object(
+        self, required: AbstractSet[str], optional: AbstractSet[str]
+    ) -> Mapping[str, object]:
         """This value as an object with exactly the allowed keys."""
         if not isinstance(self.value, dict):
             raise self.fail("must be an object")
@@ -132,3 +135,17 @@ def check_distinct_ids(ids: list[str | int], requests: Node) -> None:
                 .fail(f"duplicate request id {request!r} (requests[{seen[text]}] has the same id)")
             )
         seen[text] = index
+
+
+#: Fields every scenario file may have, whatever its kind.
+SCENARIO_FIELDS = frozenset({"kind", "name", "description", "derivation", "expect"})
+
+
+def read_description(doc: Node) -> str:
+    """A scenario's description ("" when absent), checking its derivation lines."""
+    derivation = doc.optional("derivation")
+    if derivation is not None:
+        for line in derivation.items():
+            line.string()
+    node = doc.optional("description")
+    return "" if node is None else node.string()

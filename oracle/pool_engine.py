@@ -8,42 +8,14 @@ order), then the pool admits while the selected request fits
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from returns.result import Failure
-
-from oracle.admission_run import AdmissionRun, RequestRecord
-from oracle.admission_scenario import AdmissionScenario, PoolEngine, PoolRequest, StepRequest
+from oracle.admission_run import AdmissionRun, RequestRecord, admission_times, enqueue
+from oracle.admission_scenario import AdmissionScenario, PoolEngine, PoolRequest
 from policy.identity import RequestId
 from policy.waiting import Admitted, Moment, WaitingEntry, WaitingQueue, attempt_admission
 
-__all__ = ["QueueRefused", "enqueue", "run_pool"]
-
-
-class QueueRefused(RuntimeError):
-    """The waiting queue refused a request the loader accepted (a harness bug)."""
-
-
-def enqueue(
-    queue: WaitingQueue,
-    scenario: AdmissionScenario,
-    request: PoolRequest | StepRequest,
-    now: float,
-    ever_fits: Callable[[WaitingEntry], bool],
-) -> WaitingQueue:
-    """``queue`` with ``request`` appended at ``now``."""
-    appended = queue.append(
-        scenario.policy,
-        request.id,
-        request.attrs,
-        serial=request.serial,
-        now=now,
-        ever_fits=ever_fits,
-    )
-    if isinstance(appended, Failure):
-        raise QueueRefused(str(appended.failure()))
-    return appended.unwrap()
+__all__ = ["run_pool"]
 
 
 @dataclass(slots=True)
@@ -75,7 +47,7 @@ class _Pool:
     def queue_arrivals(self, now: float) -> None:
         while self.arrivals and self.arrivals[0].enqueue == now:
             request = self.arrivals.pop(0)
-            self.queue = enqueue(self.queue, self.scenario, request, now, self.ever_fits)
+            self.queue = enqueue(self.queue, self.scenario.policy, request, now, self.ever_fits)
 
     def admit_while_fits(self, now: float) -> None:
         while isinstance(
@@ -96,14 +68,11 @@ class _Pool:
         return self.requests[entry.identity].units <= self.cap
 
     def record(self, request: PoolRequest) -> RequestRecord:
-        admitted = [
-            t for r, t in zip(self.selected, self.admitted_at, strict=True) if r == request.id
-        ]
         return RequestRecord(
             request.id,
             request.serial,
             request.enqueue,
-            admitted_at=tuple(admitted),
+            admitted_at=admission_times(self.selected, self.admitted_at, request.id),
             finished_at=self.released.get(request.id),
         )
 

@@ -24,7 +24,6 @@ from policy import (
     Event,
     GrantEnd,
     RequestId,
-    RotationState,
     RoundResult,
     Step,
     Tick,
@@ -61,7 +60,6 @@ class RotationRun:
     grants: tuple[GrantEnd, ...]
     endings: tuple[Ended, ...]  # in the order they happened
     ticks: tuple[TickRecord, ...]
-    final_state: RotationState
 
     @property
     def outcomes(self) -> Mapping[RequestId, Ending]:
@@ -84,6 +82,7 @@ class _Replay:
         self.grants: list[GrantEnd] = []
         self.endings: list[Ended] = []
         self.steps: list[tuple[Event, Step]] = []
+        self.last_arrival = max(request.arrive for request in scenario.requests)
 
     def apply(self, event: Event) -> Step:
         result = apply_event(self.state, event)
@@ -107,8 +106,7 @@ class _Replay:
         return step
 
     def settled(self, tick: int) -> bool:
-        last_arrival = max(request.arrive for request in self.scenario.requests)
-        return tick > last_arrival and len(self.endings) == len(self.scenario.requests)
+        return tick > self.last_arrival and len(self.endings) == len(self.scenario.requests)
 
 
 def replay_rotation(scenario: RotationScenario) -> RotationRun:
@@ -148,6 +146,4 @@ def replay_rotation(scenario: RotationScenario) -> RotationRun:
         replay.apply(Tick(scenario.budget, scenario.has_classic_work(tick), declined))
         ticks.append(TickRecord(tick, tuple(replay.steps[first:])))
         tick += 1
-    return RotationRun(
-        scenario, tuple(replay.grants), tuple(replay.endings), tuple(ticks), replay.state
-    )
+    return RotationRun(scenario, tuple(replay.grants), tuple(replay.endings), tuple(ticks))

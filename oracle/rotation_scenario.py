@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from oracle.fields import Node, check_distinct_ids
+from oracle.fields import SCENARIO_FIELDS, Node, check_distinct_ids, read_description
 from policy import Ending, Lane, RequestId, parse_grant_rounds, parse_lane
 from policy.rotation import SKIP_CAP
 
@@ -79,14 +79,11 @@ class RotationScenario:
                 return tick in ticks
 
 
-_COMMON = {"description", "derivation", "expect"}
-
-
 def read_rotation(doc: Node) -> RotationScenario:
     """A rotation scenario from its parsed document (raises FieldError)."""
     doc.object(
         {"kind", "name", "requests"},
-        _COMMON | {"budget", "budget_setting", "skip_cap", "classic_work"},
+        SCENARIO_FIELDS | {"budget", "budget_setting", "skip_cap", "classic_work"},
     )
     if doc.has("budget") and doc.has("budget_setting"):
         raise doc.fail("give budget (an integer) or budget_setting (raw text), not both")
@@ -100,27 +97,18 @@ def read_rotation(doc: Node) -> RotationScenario:
     requests = tuple(_read_request(node) for node in doc.child("requests").items())
     if not requests:
         raise doc.child("requests").fail("must list at least one request")
-    check_distinct_ids([request.id for request in requests], doc.child("requests"))
     ids = [request.id for request in requests]
+    check_distinct_ids(ids, doc.child("requests"))
     expect_node = doc.optional("expect")
     return RotationScenario(
         name=doc.child("name").string(),
-        description=_read_description(doc),
+        description=read_description(doc),
         budget=budget,
         skip_cap=SKIP_CAP if skip_cap_node is None else skip_cap_node.integer(1),
         classic_work=_read_classic_work(doc.optional("classic_work")),
         requests=requests,
         expect=None if expect_node is None else _read_expect(expect_node, set(ids)),
     )
-
-
-def _read_description(doc: Node) -> str:
-    node = doc.optional("description")
-    derivation = doc.optional("derivation")
-    if derivation is not None:
-        for line in derivation.items():
-            line.string()
-    return "" if node is None else node.string()
 
 
 def _read_classic_work(node: Node | None) -> Literal["never", "always"] | frozenset[int]:

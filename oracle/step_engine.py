@@ -13,11 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
-from returns.result import Failure
-
-from oracle.admission_run import AdmissionRun, RequestRecord, admission_times
+from oracle.admission_run import (
+    AdmissionRun,
+    RequestRecord,
+    admission_times,
+    enqueue,
+    queued,
+)
 from oracle.admission_scenario import AdmissionScenario, StepEngine, StepRequest
-from oracle.pool_engine import QueueRefused, enqueue
 from policy.identity import RequestId
 from policy.waiting import Admitted, Moment, WaitingEntry, WaitingQueue, attempt_admission
 
@@ -142,7 +145,9 @@ class _Stage:
         return self.requests[entry.identity].kv_tokens_at_end <= self.engine.kv_tokens
 
     def arrive(self, request: StepRequest) -> None:
-        self.queue = enqueue(self.queue, self.scenario, request, request.enqueue, self.ever_fits)
+        self.queue = enqueue(
+            self.queue, self.scenario.policy, request, request.enqueue, self.ever_fits
+        )
 
     def preempt_newest(self, now: float, events: list[StepEvent]) -> _Resident:
         victim = self.residents.pop()
@@ -150,28 +155,25 @@ class _Stage:
         request = victim.request
         self.preemptions[request.id] = self.preemptions.get(request.id, 0) + 1
         events.append(Preemption(request.id))
-        requeued = self.queue.requeue_preempted(
-            self.scenario.policy, request.id, request.attrs, serial=request.serial, now=now
+        self.queue = queued(
+            self.queue.requeue_preempted(
+                self.scenario.policy,
+                request.id,
+                request.attrs,
+                serial=request.serial,
+                now=now,
+                ever_fits=self.ever_fits,
+            )
         )
-        if isinstance(requeued, Failure):
-            raise QueueRefused(str(requeued.failure()))
-        self.queue = requeued.unwrap()
         return victim
-
-    def _position(self, resident: _Resident) -> int:
-        return next(i for i, r in enumerate(self.residents) if r is resident)
-
-    def _resident(self, resident: _Resident) -> bool:
-        return any(r is resident for r in self.residents)
 
     def serve_residents(self, now: float, events: list[StepEvent]) -> int:
         """Residents take their tokens in admission order; returns the tokens left."""
         left = self.engine.budget
-        for resident in list(self.residents):
-            if left == 0:
-                break
-            if not self._resident(resident):
-                continue  # preempted by an older resident's growth in this iteration
+        index = 0
+        # Victims are popped from the back, so everyone before ``index`` stays put.
+        while index < len(self.residents) and left > 0:
+            resident = self.residents[index]
             prefill = resident.prefilling
             tokens = (
                 min(self.engine.chunk, resident.request.prompt - resident.prefilled, left)
@@ -184,18 +186,18 @@ class _Stage:
             while need > self.free_blocks:
                 if self.preempt_newest(now, events) is resident:
                     break
-            if not self._resident(resident):
-                continue  # the grower itself was preempted
+            if index == len(self.residents):
+                break  # the grower itself was preempted, and it was the last
             self.free_blocks -= need
             left -= tokens
-            grown = replace(
+            self.residents[index] = replace(
                 resident,
                 prefilled=resident.prefilled + (tokens if prefill else 0),
                 decoded=resident.decoded + (0 if prefill else 1),
                 blocks=resident.blocks + need,
             )
-            self.residents[self._position(resident)] = grown
             events.append(Took(resident.request.id, tokens, prefill))
+            index += 1
         return left
 
     def admit(self, now: float, left: int, events: list[StepEvent]) -> None:

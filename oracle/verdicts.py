@@ -118,12 +118,8 @@ def admission_result(run: AdmissionRun) -> Result:
                 "serial": record.serial,
                 "enqueued_at": json_number(record.enqueued_at),
                 "admitted_at": [json_number(t) for t in record.admitted_at],
-                "first_token_at": None
-                if record.first_token_at is None
-                else json_number(record.first_token_at),
-                "finished_at": None
-                if record.finished_at is None
-                else json_number(record.finished_at),
+                "first_token_at": _optional_number(record.first_token_at),
+                "finished_at": _optional_number(record.finished_at),
                 "preemptions": record.preemptions,
             }
             for record in run.records

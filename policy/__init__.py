@@ -1,8 +1,11 @@
 """serving-policy-kernel: pure decisions for LLM-serving schedulers.
 
-Speculative slot rotation: :mod:`policy.rotation` (the pure decisions),
-:mod:`policy.backlog` (the grant backlog), :mod:`policy.protocol` (the tick
-state machine). Nothing in this package does I/O or reads hidden inputs.
+Speculative slot rotation, exported here: :mod:`policy.rotation` (the pure
+decisions), :mod:`policy.backlog` (the grant backlog), :mod:`policy.protocol`
+(the tick state machine). Waiting selection on the admission clock:
+:mod:`policy.waiting` (the queue policy language, the waiting queue,
+``select_waiting`` and one admission attempt). Nothing in this package does
+I/O or reads hidden inputs.
 """
 
 from policy.backlog import BacklogEntry, EntryKind, GrantBacklog, take_next_grantee

@@ -365,24 +365,29 @@ def _tick(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
     speculative_pending = state.active is not None or bool(state.backlog)
     if speculative_pending and slice_takes_tick(state.yielded, event.classic_work):
         return Success(_speculative_tick(state, event))
-    return Success(_other_tick(state, event.classic_work, ()))
+    return Success(_other_tick(state, event.classic_work))
 
 
-def _other_tick(state: RotationState, classic_work: bool, branches: tuple[Branch, ...]) -> Step:
-    """A tick that runs no speculative model action."""
+def _other_tick(
+    state: RotationState,
+    classic_work: bool,
+    branches: tuple[Branch, ...] = (),
+    ended: tuple[Ended, ...] = (),
+) -> Step:
+    """A tick that runs no speculative model action (after ``branches``, if any)."""
     if classic_work:
         return Step(
             replace(state, yielded=False),
-            Outcome((*branches, Branch.CLASSIC_TICK), use=TickUse.CLASSIC),
+            Outcome((*branches, Branch.CLASSIC_TICK), use=TickUse.CLASSIC, ended=ended),
         )
-    return Step(state, Outcome((*branches, Branch.IDLE_TICK), use=TickUse.IDLE))
+    return Step(state, Outcome((*branches, Branch.IDLE_TICK), use=TickUse.IDLE, ended=ended))
 
 
 def _speculative_tick(state: RotationState, event: Tick) -> Step:
     state = replace(state, yielded=True)
     if state.active is not None:
         if state.active.cancelled:
-            return _finish_cancelled(state, state.active, ())
+            return _finish_cancelled(state, state.active)
         active = replace(state.active, in_flight=SliceKind.ROUND)
         return Step(
             replace(state, active=active),
@@ -406,13 +411,12 @@ def _promote(state: RotationState, event: Tick) -> Step:
                 pass
             case _:
                 # Everyone granted was cancelled or declined: give the tick away.
-                step = _other_tick(replace(state, backlog=backlog), event.classic_work, ())
-                outcome = replace(
-                    step.outcome,
-                    branches=(*branches, *step.outcome.branches),
-                    ended=tuple(ended),
+                return _other_tick(
+                    replace(state, backlog=backlog),
+                    event.classic_work,
+                    tuple(branches),
+                    tuple(ended),
                 )
-                return Step(step.state, outcome)
         if entry.kind is EntryKind.WAITER and entry.cancelled:
             branches.append(Branch.CANCELLED_WAITER)
             ended.append(Ended(entry.request, Ending.ABORTED))
@@ -428,7 +432,9 @@ def _promote(state: RotationState, event: Tick) -> Step:
         promoted = replace(state, active=job, backlog=backlog)
         if job.cancelled:
             # A cancelled parked job: its round sees the cancel at once.
-            return _finish_cancelled(promoted, job, (*branches, Branch.PARKED_PROMOTION), ended)
+            return _finish_cancelled(
+                promoted, job, (*branches, Branch.PARKED_PROMOTION), tuple(ended)
+            )
         branch = Branch.WAITER_SLICE0 if kind is SliceKind.GRANT_SLICE0 else Branch.PARKED_PROMOTION
         return Step(
             promoted,
@@ -444,8 +450,8 @@ def _promote(state: RotationState, event: Tick) -> Step:
 def _finish_cancelled(
     state: RotationState,
     job: ActiveJob,
-    branches: tuple[Branch, ...],
-    ended: list[Ended] | None = None,
+    branches: tuple[Branch, ...] = (),
+    ended: tuple[Ended, ...] = (),
 ) -> Step:
     """A cancelled job's round: a counted no-op slice that finishes it."""
     return Step(
@@ -453,7 +459,7 @@ def _finish_cancelled(
         Outcome(
             (*branches, Branch.CANCELLED_JOB),
             use=TickUse.SPECULATIVE,
-            ended=(*(ended or ()), Ended(job.request, Ending.CANCELLED)),
+            ended=(*ended, Ended(job.request, Ending.CANCELLED)),
             grants=(GrantEnd(job.request, job.slices_in_grant + 1, parked=False),),
         ),
     )

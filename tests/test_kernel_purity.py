@@ -1,5 +1,4 @@
-"""The kernel imports nothing that does I/O or reads hidden inputs, and the
-harness never reaches into the kernel's private names."""
+"""The kernel imports nothing that does I/O or reads hidden inputs."""
 
 from __future__ import annotations
 

@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oracle.admission_replay import replay_admission
+from oracle.admission_run import QueueRefused
 from oracle.admission_scenario import AdmissionScenario, StepEngine, StepRequest
 from oracle.cli import main
-from oracle.pool_engine import QueueRefused
 from oracle.scenarios import golden_paths, load_scenario
 from oracle.step_engine import (
     Admission,
@@ -223,6 +223,11 @@ def test_a_step_policy_may_not_read_the_true_output_length(
     assert "policy.attributes.out: a step scenario's true output length is hidden" in (
         capsys.readouterr().err
     )
+    # Left undeclared, the engine declares it hidden and the kernel's own rule refuses it.
+    doc = step_doc(blocks=8, prompt=1, out=1, attributes={}, keys=["out"])
+    path.write_text(json.dumps(doc))
+    assert main(["replay", str(path)], out=io.StringIO()) == 2
+    assert "policy.keys[0]: attribute 'out' is hidden" in capsys.readouterr().err
 
 
 def test_the_engine_passes_the_kv_bound_to_the_queue_as_ever_fits() -> None:
@@ -251,7 +256,6 @@ def scenario_of(
         "",
         engine,
         policy,
-        dump_policy(policy),
         tuple(
             StepRequest(i, i, at, {"prompt": float(p), "out": float(o)}, p, o)
             for i, (at, p, o) in enumerate(requests)
@@ -347,9 +351,7 @@ def step_scenarios(draw: st.DrawFn) -> AdmissionScenario:
         horizon=draw(st.none() | st.none() | st.integers(0, 40).map(lambda t: t / 4)),
     )
     policy = draw(st.sampled_from(POLICIES))
-    return AdmissionScenario(
-        "random", "", engine, policy, dump_policy(policy), tuple(requests), None
-    )
+    return AdmissionScenario("random", "", engine, policy, tuple(requests), None)
 
 
 def engine_of(scenario: AdmissionScenario) -> StepEngine:
