@@ -26,16 +26,8 @@ from returns.result import Failure, Result, Success
 from policy.waiting.errors import PolicyError
 from policy.waiting.expr import Expr
 from policy.waiting.numbers import name_shown, shown
-from policy.waiting.parse import parse_expression, unparse
-from policy.waiting.queue_policy import (
-    EMPTY_KEYS_MESSAGE,
-    TIMINGS,
-    VISIBILITIES,
-    QueuePolicy,
-    Timing,
-    Visibility,
-    make_policy,
-)
+from policy.waiting.parse import unparse
+from policy.waiting.queue_policy import QueuePolicy, make_policy
 from policy.waiting.tree_json import JsonValue, expr_from_json
 
 FORMAT: Final = "serving-policy-kernel/queue-policy"
@@ -52,34 +44,37 @@ def _read_object(
     return Success(value)
 
 
-def _read_keys(raw: JsonValue, constants: dict[str, JsonValue]) -> Result[list[Expr], PolicyError]:
+def _read_keys(doc: dict[str, JsonValue]) -> Result[list[Expr | str] | None, PolicyError]:
+    """The keys for :func:`make_policy`: JSON trees read into nodes, text left to it."""
+    if "keys" not in doc:
+        return Success(None)
+    raw = doc["keys"]
     if not isinstance(raw, list):
         return Failure(
             PolicyError("keys", "must be a list of keys (text or trees); leave it out for FIFO")
         )
-    if not raw:
-        return Failure(PolicyError("keys", EMPTY_KEYS_MESSAGE))
-    trees: list[Expr] = []
+    keys: list[Expr | str] = []
     for index, key in enumerate(raw):
         path = f"keys[{index}]"
         if isinstance(key, str):
-            parsed = parse_expression(key, constants.keys())
-            if isinstance(parsed, Failure):
-                return Failure(parsed.failure().at(path))
+            keys.append(key)
         elif isinstance(key, dict):
-            parsed = expr_from_json(key, path)
+            tree = expr_from_json(key, path)
+            if isinstance(tree, Failure):
+                return Failure(tree.failure())
+            keys.append(tree.unwrap())
         else:
             return Failure(
                 PolicyError(path, f"a key must be expression text or a JSON tree, not {shown(key)}")
             )
-        if isinstance(parsed, Failure):
-            return Failure(parsed.failure())
-        trees.append(parsed.unwrap())
-    return Success(trees)
+    return Success(keys)
 
 
 def load_policy(doc: JsonValue) -> Result[QueuePolicy, PolicyError]:
     """A queue policy from its already-parsed JSON document, or why it is refused.
+
+    The document's own rules (an object, its version, fields and format) are
+    checked here; :func:`make_policy` applies every rule of the policy itself.
 
     >>> load_policy({"keys": ["serial"]}).unwrap().keys
     (Var(name='serial'),)
@@ -88,15 +83,6 @@ def load_policy(doc: JsonValue) -> Result[QueuePolicy, PolicyError]:
     """
     if not isinstance(doc, dict):
         return Failure(PolicyError("", "a queue policy must be a JSON object"))
-    for field in doc:
-        if field not in _FIELDS:
-            return Failure(
-                PolicyError(
-                    name_shown(field), f"unknown field (expected one of {', '.join(_FIELDS)})"
-                )
-            )
-    if doc.get("format", FORMAT) != FORMAT:
-        return Failure(PolicyError("format", f"must be {FORMAT!r}, not {shown(doc['format'])}"))
     version = doc.get("version", VERSION)
     if isinstance(version, bool) or not isinstance(version, int):
         return Failure(PolicyError("version", f"must be an integer, not {shown(version)}"))
@@ -107,39 +93,26 @@ def load_policy(doc: JsonValue) -> Result[QueuePolicy, PolicyError]:
                 f"this library reads queue-policy version {VERSION}, not {shown(version)}",
             )
         )
-    timing = doc.get("timing", "selection")
-    if timing not in TIMINGS:
-        return Failure(
-            PolicyError("timing", f'must be "selection" or "enqueue", not {shown(timing)}')
-        )
-    checked_timing: Timing = "enqueue" if timing == "enqueue" else "selection"
-    return _read_object(doc, "let").bind(
-        lambda constants: _read_object(doc, "attributes").bind(
-            lambda attributes: _build(doc, constants, attributes, checked_timing)
-        )
-    )
-
-
-def _build(
-    doc: dict[str, JsonValue],
-    constants: dict[str, JsonValue],
-    attributes: dict[str, JsonValue],
-    timing: Timing,
-) -> Result[QueuePolicy, PolicyError]:
-    visibility: dict[str, Visibility] = {}
-    for name, value in attributes.items():
-        if value not in VISIBILITIES:
+    for field in doc:
+        if field not in _FIELDS:
             return Failure(
                 PolicyError(
-                    f"attributes.{name_shown(name)}",
-                    f'must be "visible" or "hidden", not {shown(value)}',
+                    name_shown(field), f"unknown field (expected one of {', '.join(_FIELDS)})"
                 )
             )
-        visibility[name] = "hidden" if value == "hidden" else "visible"
-    if "keys" not in doc:
-        return make_policy(None, constants=constants, attributes=visibility, timing=timing)
-    return _read_keys(doc["keys"], constants).bind(
-        lambda keys: make_policy(keys, constants=constants, attributes=visibility, timing=timing)
+    if doc.get("format", FORMAT) != FORMAT:
+        return Failure(PolicyError("format", f"must be {FORMAT!r}, not {shown(doc['format'])}"))
+    return _read_object(doc, "let").bind(
+        lambda constants: _read_object(doc, "attributes").bind(
+            lambda attributes: _read_keys(doc).bind(
+                lambda keys: make_policy(
+                    keys,
+                    constants=constants,
+                    attributes=attributes,
+                    timing=doc.get("timing", "selection"),
+                )
+            )
+        )
     )
 
 

@@ -47,3 +47,12 @@ class PolicyError:
         'policy: not an object'
         """
         return self.at(f"{prefix}.{self.path}" if self.path else prefix)
+
+
+class Refused(Exception):
+    """Internal: carries a :class:`PolicyError` out of a reader (the key parser, the
+    tree reader) to its entry point, which returns it; it never escapes the library."""
+
+    def __init__(self, error: PolicyError) -> None:
+        super().__init__(error.message)
+        self.error = error

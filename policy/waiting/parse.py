@@ -30,7 +30,7 @@ from typing import Final, cast
 
 from returns.result import Failure, Result, Success
 
-from policy.waiting.errors import PolicyError
+from policy.waiting.errors import PolicyError, Refused
 from policy.waiting.expr import (
     Attr,
     Binary,
@@ -98,16 +98,8 @@ class _Token:
         return "end of text" if self.kind == "end" else repr(self.text)
 
 
-class _Refused(Exception):
-    """Internal: unwinds the parser to :func:`parse_expression`, never escapes it."""
-
-    def __init__(self, error: PolicyError) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
-def _refuse(where: _Token, message: str) -> _Refused:
-    return _Refused(PolicyError("", message, where.line, where.column))
+def _refuse(where: _Token, message: str) -> Refused:
+    return Refused(PolicyError("", message, where.line, where.column))
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -369,7 +361,7 @@ def parse_expression(
     """
     try:
         return Success(_Parser(text, constants).whole())
-    except _Refused as refused:
+    except Refused as refused:
         return Failure(refused.error)
 
 

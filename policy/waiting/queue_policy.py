@@ -26,10 +26,6 @@ Visibility: TypeAlias = Literal["visible", "hidden"]
 TIMINGS: Final[tuple[Timing, ...]] = ("selection", "enqueue")
 VISIBILITIES: Final[tuple[Visibility, ...]] = ("visible", "hidden")
 
-EMPTY_KEYS_MESSAGE: Final = (
-    'a queue policy needs at least one key (for FIFO, leave "keys" out: no keys at all)'
-)
-
 
 @dataclass(frozen=True, slots=True)
 class QueuePolicy:
@@ -38,7 +34,12 @@ class QueuePolicy:
     ``keys`` empty means FIFO. ``constants`` are the ``let`` values,
     ``attributes`` the declared request attributes with their visibility, and
     ``timing`` says when keys are computed: at every ``selection`` or once at
-    ``enqueue``.
+    ``enqueue``. ``attributes_read``, derived from the keys, names the attributes
+    every request must carry:
+
+    >>> policy = make_policy(["a + min(b, 1)"], attributes=["a", "b", "c"]).unwrap()
+    >>> policy.attributes_read == {"a", "b"}
+    True
 
     Build it with :func:`make_policy` or :func:`~policy.waiting.document.load_policy`,
     which validate. Calling ``QueuePolicy(...)`` directly checks nothing: such a
@@ -50,23 +51,19 @@ class QueuePolicy:
     constants: PMap[str, float] = field(default_factory=pmap)
     attributes: PMap[str, Visibility] = field(default_factory=pmap)
     timing: Timing = "selection"
+    #: Derived from ``keys`` once, at construction: the queue reads it on every entry.
+    attributes_read: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        read = frozenset(
+            node.name for key in self.keys for node in walk(key) if isinstance(node, Attr)
+        )
+        object.__setattr__(self, "attributes_read", read)
 
     @property
     def is_fifo(self) -> bool:
         """No keys: the front entry is always selected."""
         return not self.keys
-
-    @property
-    def attributes_read(self) -> frozenset[str]:
-        """The attributes the keys read: every request must carry them.
-
-        >>> policy = make_policy(["a + min(b, 1)"], attributes=["a", "b", "c"]).unwrap()
-        >>> policy.attributes_read == {"a", "b"}
-        True
-        """
-        return frozenset(
-            node.name for key in self.keys for node in walk(key) if isinstance(node, Attr)
-        )
 
 
 #: Longest key text quoted in an error message.
@@ -255,7 +252,13 @@ def make_policy(
             PolicyError("keys", f"must be a list of keys (text or trees), not {shown(keys)}")
         )
     if not keys:
-        return Failure(PolicyError("keys", EMPTY_KEYS_MESSAGE))
+        return Failure(
+            PolicyError(
+                "keys",
+                "a queue policy needs at least one key"
+                ' (for FIFO, leave "keys" out: no keys at all)',
+            )
+        )
     trees: list[Expr] = []
     for index, key in enumerate(keys):
         read = _read_key(index, key, values.keys())

@@ -22,7 +22,7 @@ from typing import Any, Final, TypeAlias, cast
 
 from returns.result import Failure, Result, Success
 
-from policy.waiting.errors import PolicyError
+from policy.waiting.errors import PolicyError, Refused
 from policy.waiting.expr import (
     BINARY_OPERATORS,
     CONTEXT_VARIABLES,
@@ -103,19 +103,13 @@ def expr_to_json(expr: Expr) -> dict[str, JsonValue]:
     return built[0]
 
 
-class _Refused(Exception):
-    def __init__(self, error: PolicyError) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
 def _field(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
 def _name(value: JsonValue, path: str, what: str) -> str:
     if not isinstance(value, str) or not is_name(value):
-        raise _Refused(PolicyError(path, f"{shown(value)} cannot name {what}"))
+        raise Refused(PolicyError(path, f"{shown(value)} cannot name {what}"))
     return value
 
 
@@ -125,7 +119,7 @@ _SHAPE: Final = f"a node is one of {', '.join(_LEAVES)} alone, or op with args"
 def _leaf(value: JsonValue, path: str) -> Expr | None:
     """The leaf ``value`` is, None for an operator node; refuses anything else."""
     if not isinstance(value, dict):
-        raise _Refused(PolicyError(path, "an expression tree node must be a JSON object"))
+        raise Refused(PolicyError(path, "an expression tree node must be a JSON object"))
     fields = set(value)
     leaf = [name for name in _LEAVES if name in fields]
     if leaf and fields == {leaf[0]}:
@@ -134,13 +128,11 @@ def _leaf(value: JsonValue, path: str) -> Expr | None:
             case "num":
                 number = finite_number(item)
                 if number is None:
-                    raise _Refused(
-                        PolicyError(where, f"must be a finite number, not {shown(item)}")
-                    )
+                    raise Refused(PolicyError(where, f"must be a finite number, not {shown(item)}"))
                 return Num(number)
             case "bool":
                 if not isinstance(item, bool):
-                    raise _Refused(PolicyError(where, f"must be true or false, not {shown(item)}"))
+                    raise Refused(PolicyError(where, f"must be true or false, not {shown(item)}"))
                 return Bool(item)
             case "attr":
                 return Attr(_name(item, where, "an attribute"))
@@ -150,7 +142,7 @@ def _leaf(value: JsonValue, path: str) -> Expr | None:
                 return BudgetLeft(_name(item, where, "a stage"))
             case _:
                 if not isinstance(item, str) or item not in CONTEXT_VARIABLES:
-                    raise _Refused(
+                    raise Refused(
                         PolicyError(
                             where, f'must be "serial", "now" or "waited", not {shown(item)}'
                         )
@@ -159,16 +151,14 @@ def _leaf(value: JsonValue, path: str) -> Expr | None:
     if fields != {"op", "args"}:
         unknown = sorted(name_shown(name) for name in fields - {*_LEAVES, "op", "args"})
         if unknown:
-            raise _Refused(PolicyError(_field(path, unknown[0]), f"unknown field: {_SHAPE}"))
+            raise Refused(PolicyError(_field(path, unknown[0]), f"unknown field: {_SHAPE}"))
         listed = sorted(name_shown(name) for name in fields)
-        raise _Refused(PolicyError(path, f"fields {listed} do not fit: {_SHAPE}"))
+        raise Refused(PolicyError(path, f"fields {listed} do not fit: {_SHAPE}"))
     op, raw_args = value["op"], value["args"]
     if not isinstance(op, str):
-        raise _Refused(
-            PolicyError(_field(path, "op"), f"must be an operator name, not {shown(op)}")
-        )
+        raise Refused(PolicyError(_field(path, "op"), f"must be an operator name, not {shown(op)}"))
     if not isinstance(raw_args, list):
-        raise _Refused(PolicyError(_field(path, "args"), "must be a list of expression trees"))
+        raise Refused(PolicyError(_field(path, "args"), "must be a list of expression trees"))
     return None
 
 
@@ -183,10 +173,10 @@ def _operator(op: str, args: list[Expr], path: str) -> Expr:
     if op in ("min", "max") and arity >= 1:
         return Call("min" if op == "min" else "max", tuple(args))
     if op in BINARY_OPERATORS or op in ("!", "?:", "min", "max"):
-        raise _Refused(
+        raise Refused(
             PolicyError(_field(path, "args"), f"wrong number of arguments ({arity}) for {op!r}")
         )
-    raise _Refused(PolicyError(_field(path, "op"), f"unknown operator {shown(op)}"))
+    raise Refused(PolicyError(_field(path, "op"), f"unknown operator {shown(op)}"))
 
 
 def _tree(root: JsonValue, root_path: str) -> tuple[Expr, dict[int, str]]:
@@ -210,7 +200,7 @@ def _tree(root: JsonValue, root_path: str) -> tuple[Expr, dict[int, str]]:
             node = _operator(value["op"], args, path)
         else:
             if isinstance(value, dict) and id(value) in open_nodes:
-                raise _Refused(PolicyError(path, "an expression tree cannot contain itself"))
+                raise Refused(PolicyError(path, "an expression tree cannot contain itself"))
             leaf = _leaf(value, path)
             if leaf is None:
                 open_nodes.add(id(value))
@@ -240,7 +230,7 @@ def expr_from_json(value: JsonValue, path: str = "") -> Result[Expr, PolicyError
     """
     try:
         tree, paths = _tree(value, path)
-    except _Refused as refused:
+    except Refused as refused:
         return Failure(refused.error)
     deep = too_deep(tree)
     if deep is not None:

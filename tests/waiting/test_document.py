@@ -86,6 +86,7 @@ def test_format_and_version_when_given_must_be_these() -> None:
 
 def test_a_wrong_version_is_reported_before_anything_else() -> None:
     assert refusal(harness_policy(version=9, keys=[])).path == "version"
+    assert refusal({"version": 2, "x": 1, "format": "other"}).path == "version"
 
 
 def test_keys_left_out_is_fifo_and_an_empty_list_is_refused() -> None:
