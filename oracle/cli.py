@@ -21,7 +21,7 @@ from oracle.rotation_replay import RotationRun, replay_rotation
 from oracle.rotation_scenario import RotationScenario
 from oracle.scenarios import Scenario, expand_paths, golden_paths, load_scenario
 from oracle.verdicts import (
-    Result,
+    Verdict,
     admission_result,
     format_grant_log,
     format_number,
@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Result:
+def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Verdict:
     if isinstance(scenario, RotationScenario):
         run = replay_rotation(scenario)
         result = rotation_result(run)
@@ -71,7 +71,7 @@ def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Result:
     return result
 
 
-def _render_rotation(run: RotationRun, result: Result, out: TextIO) -> None:
+def _render_rotation(run: RotationRun, result: Verdict, out: TextIO) -> None:
     scenario = run.scenario
     classic = scenario.classic_work
     classic_text = classic if isinstance(classic, str) else f"at ticks {sorted(classic)}"
@@ -90,7 +90,7 @@ def _render_rotation(run: RotationRun, result: Result, out: TextIO) -> None:
     _render_verdict(result, out)
 
 
-def _render_admission(run: AdmissionRun, result: Result, out: TextIO) -> None:
+def _render_admission(run: AdmissionRun, result: Verdict, out: TextIO) -> None:
     scenario = run.scenario
     engine = scenario.engine
     if isinstance(engine, PoolEngine):
@@ -107,7 +107,7 @@ def _render_admission(run: AdmissionRun, result: Result, out: TextIO) -> None:
     _render_verdict(result, out)
 
 
-def _render_verdict(result: Result, out: TextIO) -> None:
+def _render_verdict(result: Verdict, out: TextIO) -> None:
     if result.mismatches is None:
         out.write("  (no expectation)\n\n")
     elif not result.mismatches:

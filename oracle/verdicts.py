@@ -12,7 +12,7 @@ from policy import RequestId
 
 __all__ = [
     "Mismatch",
-    "Result",
+    "Verdict",
     "admission_result",
     "format_grant_log",
     "format_number",
@@ -32,7 +32,7 @@ class Mismatch:
 
 
 @dataclass(frozen=True, slots=True)
-class Result:
+class Verdict:
     """A replayed scenario: its contract object and, with ``expect``, its verdict."""
 
     json: JsonObject
@@ -48,7 +48,7 @@ def format_grant_log(grants: Sequence[tuple[RequestId, int]]) -> str:
     return "[" + ",".join(f"({request},{slices})" for request, slices in grants) + "]"
 
 
-def rotation_result(run: RotationRun) -> Result:
+def rotation_result(run: RotationRun) -> Verdict:
     """The contract object of a rotation replay and its verdict."""
     scenario = run.scenario
     outcomes = {str(request.id): run.outcomes[request.id].value for request in scenario.requests}
@@ -59,7 +59,7 @@ def rotation_result(run: RotationRun) -> Result:
         "outcomes": outcomes,
     }
     if scenario.expect is None:
-        return Result(body, None)
+        return Verdict(body, None)
     mismatches: list[Mismatch] = []
     expected_grants = scenario.expect.grants
     if expected_grants is not None and tuple(expected_grants) != run.grant_log:
@@ -71,7 +71,7 @@ def rotation_result(run: RotationRun) -> Result:
         if actual is not ending:
             mismatches.append(Mismatch(f"outcomes.{request}", ending.value, actual.value))
     body["passed"] = not mismatches
-    return Result(body, tuple(mismatches))
+    return Verdict(body, tuple(mismatches))
 
 
 def format_number(value: float) -> str:
@@ -104,7 +104,7 @@ def _optional_number(value: float | None) -> float | int | None:
     return None if value is None else json_number(value)
 
 
-def admission_result(run: AdmissionRun) -> Result:
+def admission_result(run: AdmissionRun) -> Verdict:
     """The contract object of an admission replay and its verdict."""
     scenario = run.scenario
     body: JsonObject = {
@@ -126,7 +126,7 @@ def admission_result(run: AdmissionRun) -> Result:
         ],
     }
     if scenario.expect is None:
-        return Result(body, None)
+        return Verdict(body, None)
     mismatches: list[Mismatch] = []
     if scenario.expect.selected is not None and scenario.expect.selected != run.selected:
         mismatches.append(
@@ -138,4 +138,4 @@ def admission_result(run: AdmissionRun) -> Result:
             Mismatch("admitted_at", _format_list(expected_times), _format_list(run.admitted_at))
         )
     body["passed"] = not mismatches
-    return Result(body, tuple(mismatches))
+    return Verdict(body, tuple(mismatches))
