@@ -14,13 +14,13 @@ from typing import TextIO
 
 from returns.result import Failure
 
-from oracle.admission_replay import replay_admission
-from oracle.admission_run import AdmissionRun
-from oracle.admission_scenario import PoolEngine
-from oracle.rotation_replay import RotationRun, replay_rotation
-from oracle.rotation_scenario import RotationScenario
-from oracle.scenarios import Scenario, expand_paths, golden_paths, load_scenario
-from oracle.verdicts import (
+from oracle.harness.admission_replay import replay_admission
+from oracle.harness.admission_run import AdmissionRun
+from oracle.harness.admission_scenario import PoolEngine
+from oracle.harness.rotation_replay import RotationRun, replay_rotation
+from oracle.harness.rotation_scenario import RotationScenario
+from oracle.harness.scenarios import Scenario, expand_paths, golden_paths, load_scenario
+from oracle.harness.verdicts import (
     Verdict,
     admission_result,
     format_grant_log,

@@ -1,25 +1,29 @@
 """serving-policy-kernel: pure decisions for LLM-serving schedulers.
 
-Speculative slot rotation, exported here: :mod:`policy.rotation` (the pure
-decisions), :mod:`policy.backlog` (the grant backlog), :mod:`policy.protocol`
-(the tick state machine). Waiting selection on the admission clock:
-:mod:`policy.waiting` (the queue policy language, the waiting queue,
-``select_waiting`` and one admission attempt). Nothing in this package does
-I/O or reads hidden inputs.
+Speculative slot rotation, exported here: :mod:`policy.rotation` (lanes, the
+pure decisions, the grant backlog and the tick state machine). Waiting
+selection on the admission clock: :mod:`policy.waiting` (the queue policy
+language, the waiting queue, ``select_waiting`` and one admission attempt).
+Nothing in this package does I/O or reads hidden inputs.
 """
 
-from policy.backlog import BacklogEntry, EntryKind, GrantBacklog, take_next_grantee
 from policy.identity import RequestId
-from policy.lanes import Lane, parse_lane
-from policy.protocol import (
+from policy.rotation import (
+    BACKLOG_CAP,
+    DEFAULT_GRANT_ROUNDS,
+    SKIP_CAP,
     ActiveJob,
     Arrival,
+    BacklogEntry,
     Branch,
     Cancel,
     Ended,
     Ending,
+    EntryKind,
     Event,
+    GrantBacklog,
     GrantEnd,
+    Lane,
     ModelAction,
     Outcome,
     ProtocolError,
@@ -31,18 +35,15 @@ from policy.protocol import (
     Tick,
     TickUse,
     apply_event,
+    backlog_admits,
     initial_state,
     live_requests,
-)
-from policy.rotation import (
-    BACKLOG_CAP,
-    DEFAULT_GRANT_ROUNDS,
-    SKIP_CAP,
-    backlog_admits,
     next_grant_index,
     parse_grant_rounds,
+    parse_lane,
     slice_grant_expired,
     slice_takes_tick,
+    take_next_grantee,
 )
 
 __all__ = [

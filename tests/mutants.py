@@ -38,81 +38,81 @@ MUTANTS = [
     # rotation: the pure decisions
     Mutant(
         "lane order flipped",
-        "policy/rotation.py",
+        "policy/rotation/decisions.py",
         "key=lambda i: (entries[i][0], -i)",
         "key=lambda i: (-entries[i][0], -i)",
     ),
     Mutant(
         "most skipped: latest among equals",
-        "policy/rotation.py",
+        "policy/rotation/decisions.py",
         "key=lambda i: (entries[i][1], -i)",
         "key=lambda i: (entries[i][1], i)",
     ),
     Mutant(
         "expiry with > instead of >=",
-        "policy/rotation.py",
+        "policy/rotation/decisions.py",
         "slices_in_grant >= budget",
         "slices_in_grant > budget",
     ),
     Mutant(
         "backlog admits one more",
-        "policy/rotation.py",
+        "policy/rotation/decisions.py",
         "backlog_len < BACKLOG_CAP",
         "backlog_len <= BACKLOG_CAP",
     ),
     Mutant(
         "alternation ignored",
-        "policy/rotation.py",
+        "policy/rotation/decisions.py",
         "return not others_have_work or not yielded",
         "return True",
     ),
     # rotation: the backlog
     Mutant(
         "missing skip increment",
-        "policy/backlog.py",
+        "policy/rotation/backlog.py",
         "replace(entry, skipped=entry.skipped + 1)",
         "entry",
     ),
     Mutant(
         "skip count kept on re-entry",
-        "policy/backlog.py",
+        "policy/rotation/backlog.py",
         "self.entries.append(replace(entry, skipped=0))",
         "self.entries.append(entry)",
     ),
     # rotation: the protocol
     Mutant(
         "admission slice 0 checked",
-        "policy/protocol.py",
+        "policy/rotation/protocol.py",
         "checked = job.in_flight is not SliceKind.ADMISSION_SLICE0",
         "checked = True",
     ),
     Mutant(
         "second direct admission in one tick",
-        "policy/protocol.py",
+        "policy/rotation/protocol.py",
         "and not state.backlog and not state.acted:",
         "and not state.backlog:",
     ),
     Mutant(
         "park without contention",
-        "policy/protocol.py",
+        "policy/rotation/protocol.py",
         "slice_grant_expired(slices, job.budget, bool(state.backlog))",
         "slice_grant_expired(slices, job.budget, True)",
     ),
     Mutant(
         "cancelled no-op slice not counted",
-        "policy/protocol.py",
+        "policy/rotation/protocol.py",
         "GrantEnd(job.request, job.slices_in_grant + 1, parked=False)",
         "GrantEnd(job.request, job.slices_in_grant, parked=False)",
     ),
     Mutant(
         "declined waiter aborted",
-        "policy/protocol.py",
+        "policy/rotation/protocol.py",
         "ended.append(Ended(entry.request, Ending.ROUTED_CLASSIC))",
         "ended.append(Ended(entry.request, Ending.ABORTED))",
     ),
     Mutant(
         "budget read every round",
-        "policy/protocol.py",
+        "policy/rotation/protocol.py",
         "active = replace(state.active, in_flight=SliceKind.ROUND)",
         "active = replace(state.active, in_flight=SliceKind.ROUND, budget=event.budget)",
     ),
@@ -160,7 +160,7 @@ MUTANTS = [
     # the harness engines (their checks are the golden files and the engine properties)
     Mutant(
         "pool admits before arrivals",
-        "oracle/pool_engine.py",
+        "oracle/harness/pool_engine.py",
         "(pool.release_due, pool.queue_arrivals, pool.admit_while_fits)",
         "(pool.release_due, pool.admit_while_fits, pool.queue_arrivals, pool.admit_while_fits)",
     ),
@@ -169,26 +169,26 @@ MUTANTS = [
     # pool, so whatever fits before a release is also what is selected after it.
     Mutant(
         "pool fit strict",
-        "oracle/pool_engine.py",
+        "oracle/harness/pool_engine.py",
         "return self.used + self.requests[entry.identity].units <= self.cap",
         "return self.used + self.requests[entry.identity].units < self.cap",
     ),
     Mutant(
         "step preempts the oldest",
-        "oracle/step_engine.py",
+        "oracle/harness/step_engine.py",
         "victim = self.residents.pop()",
         "victim = self.residents.pop(0)",
     ),
     Mutant(
         "step admits before residents take tokens",
-        "oracle/step_engine.py",
+        "oracle/harness/step_engine.py",
         "left = stage.serve_residents(start, events)",
         "stage.admit(start, engine.budget, events)\n"
         "        left = stage.serve_residents(start, events)",
     ),
     Mutant(
         "step admits after a preemption",
-        "oracle/step_engine.py",
+        "oracle/harness/step_engine.py",
         "if not any(isinstance(event, Preemption) for event in events):",
         "if True:",
     ),

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from oracle.admission_replay import replay_admission
-from oracle.admission_scenario import AdmissionScenario
 from oracle.cli import main
-from oracle.scenarios import golden_paths, load_scenario
+from oracle.harness.admission_replay import replay_admission
+from oracle.harness.admission_scenario import AdmissionScenario
+from oracle.harness.scenarios import golden_paths, load_scenario
 from policy.waiting import dump_policy, load_policy
 
 ADMISSION_GOLDENS = [

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from oracle.cli import main
-from oracle.scenarios import golden_paths
+from oracle.harness.scenarios import golden_paths
 
 BUDGET_2 = "[(A,2),(B,2),(A,2),(B,1)]"
 BUDGET_1 = "[(A,2),(B,1),(A,1),(B,1),(A,1),(B,1)]"

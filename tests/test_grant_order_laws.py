@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from pyrsistent import pvector
 from returns.maybe import Nothing, Some
 
+from oracle.strategies import lanes
 from policy import (
     BACKLOG_CAP,
     BacklogEntry,
@@ -16,7 +17,6 @@ from policy import (
     next_grant_index,
     take_next_grantee,
 )
-from tests.strategies import lanes
 
 entries_lists = st.lists(st.tuples(lanes, st.integers(0, 5)), max_size=6)
 skip_caps = st.integers(1, 4)

@@ -7,8 +7,9 @@ from collections import Counter
 
 from hypothesis import given
 
-from oracle.rotation_replay import RotationRun, replay_rotation
-from oracle.rotation_scenario import RotationScenario
+from oracle.harness.rotation_replay import RotationRun, replay_rotation
+from oracle.harness.rotation_scenario import RotationScenario
+from oracle.strategies import rotation_scenarios
 from policy import (
     BACKLOG_CAP,
     Arrival,
@@ -18,7 +19,6 @@ from policy import (
     initial_state,
     live_requests,
 )
-from tests.strategies import rotation_scenarios
 
 
 def check_invariants(run: RotationRun) -> None:

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracle.admission_replay import replay_admission
-from oracle.admission_run import QueueRefused
-from oracle.admission_scenario import AdmissionScenario, StepEngine, StepRequest
 from oracle.cli import main
-from oracle.scenarios import golden_paths, load_scenario
-from oracle.step_engine import (
+from oracle.harness.admission_replay import replay_admission
+from oracle.harness.admission_run import QueueRefused
+from oracle.harness.admission_scenario import AdmissionScenario, StepEngine, StepRequest
+from oracle.harness.scenarios import golden_paths, load_scenario
+from oracle.harness.step_engine import (
     Admission,
     Preemption,
     StepTrace,

@@ -12,6 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from returns.result import Success
 
+from oracle.strategies import ATTRIBUTES, CONSTANTS, finite_numbers, huge_integers, trees
 from policy.waiting import (
     FORMAT,
     VERSION,
@@ -40,8 +41,6 @@ from policy.waiting import (
     unparse,
 )
 from policy.waiting.expr import walk
-
-from .strategies import ATTRIBUTES, CONSTANTS, finite_numbers, huge_integers, trees
 
 AGING_KEY = (
     "immediate ? 0 : prompt > short_tokens && waited >= 3 ? 1 : prompt <= short_tokens ? 2 : 3"

@@ -8,6 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from oracle.strategies import (
+    ATTRIBUTES,
+    AWKWARD,
+    CONSTANTS,
+    STAGES,
+    any_numbers,
+    awkward_numbers,
+    huge_integers,
+    trees,
+)
 from policy.waiting import (
     Attr,
     Binary,
@@ -29,16 +39,6 @@ from policy.waiting import (
 )
 from policy.waiting.evaluate import extremum
 
-from .strategies import (
-    ATTRIBUTES,
-    AWKWARD,
-    CONSTANTS,
-    STAGES,
-    any_numbers,
-    awkward_numbers,
-    huge_integers,
-    trees,
-)
 from .test_parse import parsed
 
 NAN, INF = math.nan, math.inf

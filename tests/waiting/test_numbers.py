@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from oracle.strategies import ATTRIBUTES, CONSTANTS, STAGES, any_numbers, huge_integers, trees
 from policy.waiting import (
     Admitted,
     Blocked,
@@ -37,7 +38,6 @@ from policy.waiting import (
     select_waiting,
 )
 
-from .strategies import ATTRIBUTES, CONSTANTS, STAGES, any_numbers, huge_integers, trees
 from .test_parse import parsed
 from .test_select import same_values
 

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from oracle.strategies import CONSTANTS, trees
 from policy.waiting import (
     Attr,
     Binary,
@@ -31,8 +32,6 @@ from policy.waiting import (
     unparse,
 )
 from policy.waiting.parse import MAX_DEPTH
-
-from .strategies import CONSTANTS, trees
 
 
 def parsed(text: str, constants: frozenset[str] = frozenset(CONSTANTS)) -> Expr:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from returns.maybe import Maybe, Nothing
 from returns.result import Success
 
+from oracle.strategies import ATTRIBUTES, AWKWARD, CONSTANTS, STAGES, trees
 from policy.waiting import (
     Admitted,
     Attr,
@@ -35,8 +36,6 @@ from policy.waiting import (
     select_waiting,
     static_priority,
 )
-
-from .strategies import ATTRIBUTES, AWKWARD, CONSTANTS, STAGES, trees
 
 
 def queue_of(

@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
-from oracle.admission_run import (
+from oracle.harness.admission_run import (
     AdmissionRun,
     RequestRecord,
     admission_times,
     enqueue,
     queued,
 )
-from oracle.admission_scenario import AdmissionScenario, StepEngine, StepRequest
+from oracle.harness.admission_scenario import AdmissionScenario, StepEngine, StepRequest
 from policy.identity import RequestId
 from policy.waiting import Admitted, Moment, WaitingEntry, WaitingQueue, attempt_admission
 

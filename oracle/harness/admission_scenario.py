@@ -7,7 +7,13 @@ from dataclasses import dataclass
 
 from returns.result import Failure
 
-from oracle.fields import SCENARIO_FIELDS, FieldError, Node, check_distinct_ids, read_description
+from oracle.harness.fields import (
+    SCENARIO_FIELDS,
+    FieldError,
+    Node,
+    check_distinct_ids,
+    read_description,
+)
 from policy.waiting import PolicyError, QueuePolicy, is_stage_name, load_policy
 
 __all__ = [

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from returns.result import Failure, Result, Success
 
-from oracle.admission_scenario import AdmissionScenario, read_admission
-from oracle.fields import FieldError, Node
-from oracle.rotation_scenario import RotationScenario, read_rotation
+from oracle.harness.admission_scenario import AdmissionScenario, read_admission
+from oracle.harness.fields import FieldError, Node
+from oracle.harness.rotation_scenario import RotationScenario, read_rotation
 
 __all__ = ["Scenario", "ScenarioError", "expand_paths", "golden_paths", "load_scenario"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from oracle.admission_run import AdmissionRun, RequestRecord, admission_times, enqueue
-from oracle.admission_scenario import AdmissionScenario, PoolEngine, PoolRequest
+from oracle.harness.admission_run import AdmissionRun, RequestRecord, admission_times, enqueue
+from oracle.harness.admission_scenario import AdmissionScenario, PoolEngine, PoolRequest
 from policy.identity import RequestId
 from policy.waiting import Admitted, Moment, WaitingEntry, WaitingQueue, attempt_admission
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from returns.result import Failure
 
-from oracle.rotation_scenario import CancelAfterPark, CancelAtTick, RotationScenario
+from oracle.harness.rotation_scenario import CancelAfterPark, CancelAtTick, RotationScenario
 from policy import (
     Arrival,
     Branch,

@@ -3,10 +3,10 @@ function (:func:`policy.waiting.attempt_admission`)."""
 
 from __future__ import annotations
 
-from oracle.admission_run import AdmissionRun
-from oracle.admission_scenario import AdmissionScenario, PoolEngine
-from oracle.pool_engine import run_pool
-from oracle.step_engine import run_step
+from oracle.harness.admission_run import AdmissionRun
+from oracle.harness.admission_scenario import AdmissionScenario, PoolEngine
+from oracle.harness.pool_engine import run_pool
+from oracle.harness.step_engine import run_step
 
 __all__ = ["replay_admission"]
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from oracle.fields import SCENARIO_FIELDS, Node, check_distinct_ids, read_description
+from oracle.harness.fields import SCENARIO_FIELDS, Node, check_distinct_ids, read_description
 from policy import Ending, Lane, RequestId, parse_grant_rounds, parse_lane
 from policy.rotation import SKIP_CAP
 

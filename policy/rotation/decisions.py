@@ -1,7 +1,7 @@
 """The pure decisions of speculative slot rotation (see docs/rotation.md).
 
 Each function here is one rule of the specification, a plain function of plain
-data, so that a host scheduler, the tick protocol in :mod:`policy.protocol` and
+data, so that a host scheduler, the tick protocol in :mod:`policy.rotation.protocol` and
 the oracle can all call the same definition.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from returns.maybe import Maybe, Nothing, Some
 
-from policy.lanes import Lane
+from policy.rotation.lanes import Lane
 
 __all__ = [
     "BACKLOG_CAP",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from returns.result import Failure, Result
 
-from oracle.admission_scenario import AdmissionScenario, PoolRequest, StepRequest
+from oracle.harness.admission_scenario import AdmissionScenario, PoolRequest, StepRequest
 from policy.identity import RequestId
 from policy.waiting import QueueError, QueuePolicy, WaitingEntry, WaitingQueue
 

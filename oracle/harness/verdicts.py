@@ -6,8 +6,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from oracle.admission_run import AdmissionRun
-from oracle.rotation_replay import RotationRun
+from oracle.harness.admission_run import AdmissionRun
+from oracle.harness.rotation_replay import RotationRun
 from policy import RequestId
 
 __all__ = [

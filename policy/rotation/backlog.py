@@ -1,0 +1,110 @@
+"""The grant backlog: requests waiting for the speculative slot, in order.
+
+One ordered structure holds both kinds of entry — waiters that never ran and
+jobs parked after a grant — because the grant order treats them alike. Taking
+the next grantee is the only place skip counts change, so the skip accounting
+of the spec lives here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+from pyrsistent import pvector
+from pyrsistent.typing import PVector
+from returns.maybe import Maybe, Nothing, Some
+
+from policy.identity import RequestId
+from policy.rotation.decisions import SKIP_CAP, next_grant_index
+from policy.rotation.lanes import Lane
+
+__all__ = ["BacklogEntry", "EntryKind", "GrantBacklog", "take_next_grantee"]
+
+
+class EntryKind(Enum):
+    """What a backlog entry holds."""
+
+    WAITER = "waiter"  # admitted to wait, has not run its slice 0
+    PARKED = "parked"  # ran at least one grant, handed the slot over
+
+
+@dataclass(frozen=True, slots=True)
+class BacklogEntry:
+    """One request waiting for the slot."""
+
+    request: RequestId
+    lane: Lane
+    kind: EntryKind
+    skipped: int = 0  # grant decisions that passed this entry over
+    cancelled: bool = False  # discovered only when the entry is granted
+
+
+def _empty_entries() -> PVector[BacklogEntry]:
+    return pvector()
+
+
+@dataclass(frozen=True, slots=True)
+class GrantBacklog:
+    """An immutable ordered backlog; every change returns a new version.
+
+    >>> backlog = GrantBacklog().append(BacklogEntry("A", Lane.NORMAL, EntryKind.WAITER))
+    >>> len(backlog), backlog.position("A"), backlog.position("B")
+    (1, <Some: 0>, <Nothing>)
+    """
+
+    entries: PVector[BacklogEntry] = field(default_factory=_empty_entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[BacklogEntry]:
+        return iter(self.entries)
+
+    def append(self, entry: BacklogEntry) -> GrantBacklog:
+        """The backlog with ``entry`` at the back, its skip count starting at 0."""
+        return GrantBacklog(self.entries.append(replace(entry, skipped=0)))
+
+    def position(self, request: RequestId) -> Maybe[int]:
+        """Where ``request`` waits, if it does."""
+        for index, entry in enumerate(self.entries):
+            if entry.request == request:
+                return Some(index)
+        return Nothing
+
+    def mark_cancelled(self, index: int) -> GrantBacklog:
+        """The backlog with the entry at ``index`` marked cancelled, order kept."""
+        return GrantBacklog(self.entries.set(index, replace(self.entries[index], cancelled=True)))
+
+
+def take_next_grantee(
+    backlog: GrantBacklog, skip_cap: int = SKIP_CAP
+) -> Maybe[tuple[BacklogEntry, GrantBacklog]]:
+    """Choose the next grantee and apply the skip accounting.
+
+    The chosen entry leaves with its count; every other entry counts one more
+    skip, whatever its lane. The decision counts even if the host then finds
+    the grantee cancelled or declined.
+
+    >>> backlog = GrantBacklog(pvector([
+    ...     BacklogEntry("A", Lane.NORMAL, EntryKind.WAITER),
+    ...     BacklogEntry("B", Lane.HIGH, EntryKind.WAITER),
+    ... ]))
+    >>> chosen, rest = take_next_grantee(backlog).unwrap()
+    >>> chosen.request, [(e.request, e.skipped) for e in rest]
+    ('B', [('A', 1)])
+    """
+    chosen_index = next_grant_index([(e.lane, e.skipped) for e in backlog.entries], skip_cap)
+    return chosen_index.map(
+        lambda chosen: (
+            backlog.entries[chosen],
+            GrantBacklog(
+                pvector(
+                    replace(entry, skipped=entry.skipped + 1)
+                    for index, entry in enumerate(backlog.entries)
+                    if index != chosen
+                )
+            ),
+        )
+    )
