@@ -16,14 +16,23 @@ from returns.result import Failure
 
 from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_run import AdmissionRun
-from oracle.harness.admission_scenario import PoolEngine
+from oracle.harness.admission_scenario import AttemptEngine, PoolEngine
+from oracle.harness.attempt_engine import AttemptRun, attempt_queue
+from oracle.harness.rotation_events import (
+    EventsRun,
+    RotationEventsScenario,
+    event_text,
+    replay_events,
+)
 from oracle.harness.rotation_replay import RotationRun, replay_rotation
 from oracle.harness.rotation_scenario import RotationScenario
 from oracle.harness.scenarios import Scenario, expand_paths, golden_paths, load_scenario
 from oracle.harness.verdicts import (
     Verdict,
     admission_result,
+    events_result,
     format_grant_log,
+    format_keys,
     format_number,
     rotation_result,
 )
@@ -61,6 +70,11 @@ def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Verdict:
         result = rotation_result(run)
         if not as_json:
             _render_rotation(run, result, out)
+    elif isinstance(scenario, RotationEventsScenario):
+        events = replay_events(scenario)
+        result = events_result(events)
+        if not as_json:
+            _render_events(events, result, out)
     else:
         admission = replay_admission(scenario)
         result = admission_result(admission)
@@ -90,9 +104,64 @@ def _render_rotation(run: RotationRun, result: Verdict, out: TextIO) -> None:
     _render_verdict(result, out)
 
 
+def _render_events(run: EventsRun, result: Verdict, out: TextIO) -> None:
+    scenario = run.scenario
+    out.write(
+        f"{scenario.name} (rotation, events): skip cap {scenario.skip_cap}, "
+        f"{len(scenario.events)} events\n"
+    )
+    texts = [event_text(event) for event in scenario.events]
+    width = max(len("event"), *map(len, texts))
+    digits = max(1, len(str(len(texts) - 1)))
+    out.write(f"  {'#':>{digits}}  {'event':<{width}}  result\n")
+    for index, (text, step) in enumerate(zip(texts, run.steps, strict=True)):
+        refused = step.get("refused")
+        branches = step.get("branches")
+        shown = (
+            f"refused: {refused}"
+            if refused is not None
+            else ", ".join(map(str, branches if isinstance(branches, list) else []))
+        )
+        out.write(f"  {index:>{digits}}  {text:<{width}}  {shown}\n")
+    out.write(f"  grant log  {format_grant_log(run.grant_log)}\n")
+    endings = ", ".join(f"{request} {ending.value}" for request, ending in run.outcomes.items())
+    out.write(f"  outcomes   {endings or '(none ended)'}\n")
+    _render_verdict(result, out)
+
+
+def _render_attempt(run: AttemptRun, engine: AttemptEngine, result: Verdict, out: TextIO) -> None:
+    scenario = run.scenario
+    budgets = ", ".join(
+        f"{stage} {format_number(left)}" for stage, left in engine.budget_left.items()
+    )
+    out.write(
+        f"{scenario.name} (admission): one attempt at now {format_number(engine.now)}, "
+        f"budget left {budgets or '(none)'}, keys at {scenario.policy.timing}\n"
+    )
+    queue = ", ".join(
+        f"{entry.identity} (resumed)" if entry.resumed else str(entry.identity)
+        for entry in attempt_queue(scenario)
+    )
+    out.write(f"  queue        {queue or '(empty)'}\n")
+    out.write(f"  selected     {', '.join(map(str, run.selected)) or '(none)'}\n")
+    out.write(f"  keys         {format_keys(run.keys)}\n")
+    if not run.selected:
+        verdict = "queue empty"
+    elif run.admitted_at:
+        verdict = f"admitted at {format_number(run.admitted_at[0])}"
+    else:
+        verdict = "blocked: the selected request does not fit"
+    out.write(f"  result       {verdict}\n")
+    _render_verdict(result, out)
+
+
 def _render_admission(run: AdmissionRun, result: Verdict, out: TextIO) -> None:
     scenario = run.scenario
     engine = scenario.engine
+    if isinstance(engine, AttemptEngine):
+        assert isinstance(run, AttemptRun)  # replay_admission's run for this engine
+        _render_attempt(run, engine, result, out)
+        return
     if isinstance(engine, PoolEngine):
         setting = f"pool engine, cap {engine.cap}"
     else:
@@ -114,9 +183,16 @@ def _render_verdict(result: Verdict, out: TextIO) -> None:
         out.write("  PASS\n\n")
     else:
         for mismatch in result.mismatches:
-            out.write(
-                f"  FAIL {mismatch.field}: expected {mismatch.expected}, got {mismatch.actual}\n"
-            )
+            if mismatch.block:
+                out.write(
+                    f"  FAIL {mismatch.field}:\n    expected {mismatch.expected}\n"
+                    f"    got      {mismatch.actual}\n"
+                )
+            else:
+                out.write(
+                    f"  FAIL {mismatch.field}: expected {mismatch.expected}, "
+                    f"got {mismatch.actual}\n"
+                )
         out.write("\n")
 
 

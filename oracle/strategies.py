@@ -83,6 +83,7 @@ def rotation_scenarios(draw: st.DrawFn, max_requests: int = 5) -> RotationScenar
         expect=None,
     )
 
+
 # ------------------------------------------------------------ waiting selection
 
 ATTRIBUTES = ("a", "b", "prompt")

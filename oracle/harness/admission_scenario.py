@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -14,16 +15,22 @@ from oracle.harness.fields import (
     check_distinct_ids,
     read_description,
 )
+from policy.identity import RequestId
 from policy.waiting import PolicyError, QueuePolicy, is_stage_name, load_policy
 
 __all__ = [
+    "KEY_STRINGS",
     "AdmissionExpect",
     "AdmissionScenario",
+    "AttemptEngine",
+    "AttemptRequest",
     "PoolEngine",
     "PoolRequest",
     "StepEngine",
     "StepRequest",
+    "key_json",
     "read_admission",
+    "same_keys",
 ]
 
 AttributeValue = float | bool
@@ -56,6 +63,15 @@ class StepEngine:
 
 
 @dataclass(frozen=True, slots=True)
+class AttemptEngine:
+    """One admission attempt on a given queue (docs/harness.md, 'Attempt engine')."""
+
+    now: float
+    budget_left: Mapping[str, float]  # stage -> tokens left; a missing stage reads NaN
+    fits: frozenset[RequestId]  # a selected request fits iff it is listed
+
+
+@dataclass(frozen=True, slots=True)
 class PoolRequest:
     id: str | int
     serial: int
@@ -82,53 +98,71 @@ class StepRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class AttemptRequest:
+    """A request already waiting, in queue order; resumed requests form a prefix."""
+
+    id: str | int
+    serial: int
+    enqueue: float
+    attrs: Mapping[str, AttributeValue]
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class AdmissionExpect:
     selected: tuple[str | int, ...] | None
     admitted_at: tuple[float, ...] | None
+    keys: tuple[float, ...] | None = None  # the attempt engine only
 
 
 @dataclass(frozen=True, slots=True)
 class AdmissionScenario:
     name: str
     description: str
-    engine: PoolEngine | StepEngine
+    engine: PoolEngine | StepEngine | AttemptEngine
     policy: QueuePolicy
-    requests: tuple[PoolRequest | StepRequest, ...]
+    requests: tuple[PoolRequest | StepRequest | AttemptRequest, ...]
     expect: AdmissionExpect | None
 
 
 _STEP_FIELDS = {"budget", "chunk", "iteration_cost", "max_running", "blocks", "block_size"}
 
 
+_ENGINES = ("pool", "step", "attempt")
+
+
 def read_admission(doc: Node) -> AdmissionScenario:
     """An admission scenario from its parsed document (raises FieldError)."""
-    doc.object({"kind", "name", "engine", "policy", "requests"}, SCENARIO_FIELDS | {"pool", "step"})
+    doc.object({"kind", "name", "engine", "policy", "requests"}, SCENARIO_FIELDS | set(_ENGINES))
     engine_name = doc.child("engine")
-    engine: PoolEngine | StepEngine
+    if engine_name.value not in _ENGINES:
+        raise engine_name.fail('must be "pool" or "step", or "attempt" (one admission attempt)')
+    for other in _ENGINES:
+        if other != engine_name.value and doc.has(other):
+            raise doc.child(other).fail(f'belongs to engine "{other}"')
+    engine: PoolEngine | StepEngine | AttemptEngine
     if engine_name.value == "pool":
-        if doc.has("step"):
-            raise doc.child("step").fail('belongs to engine "step"')
         engine = _read_pool(doc.child("pool"))
     elif engine_name.value == "step":
-        if doc.has("pool"):
-            raise doc.child("pool").fail('belongs to engine "pool"')
         engine = _read_step(doc.child("step"))
     else:
-        raise engine_name.fail('must be "pool" or "step"')
+        engine = _read_attempt_settings(doc.child("attempt"))
     policy = _read_policy(doc.child("policy"), hidden_out=isinstance(engine, StepEngine))
     requests_node = doc.child("requests")
-    requests: tuple[PoolRequest | StepRequest, ...]
+    requests: tuple[PoolRequest | StepRequest | AttemptRequest, ...]
     if isinstance(engine, PoolEngine):
         requests = tuple(
             _read_pool_request(node, index, engine)
             for index, node in enumerate(requests_node.items())
         )
-    else:
+    elif isinstance(engine, StepEngine):
         requests = tuple(
             _read_step_request(node, index, engine)
             for index, node in enumerate(requests_node.items())
         )
-    if not requests:
+    else:
+        requests = _read_attempt_requests(requests_node)
+    if not requests and not isinstance(engine, AttemptEngine):
         raise requests_node.fail("must list at least one request")
     check_distinct_ids([request.id for request in requests], requests_node)
     for index, request in enumerate(requests):
@@ -139,6 +173,12 @@ def read_admission(doc: Node) -> AdmissionScenario:
                 .child("attrs")
                 .fail(f"lacks attribute {missing[0]!r}, which the policy's keys read")
             )
+    ids = {r.id for r in requests}
+    if isinstance(engine, AttemptEngine):
+        fits = doc.child("attempt").child("fits")
+        for index, request in enumerate(fits.value if isinstance(fits.value, list) else []):
+            if request not in ids:
+                raise fits.child(index).fail(f"names no request: {request!r}")
     expect_node = doc.optional("expect")
     return AdmissionScenario(
         name=doc.child("name").string(),
@@ -146,7 +186,9 @@ def read_admission(doc: Node) -> AdmissionScenario:
         engine=engine,
         policy=policy,
         requests=requests,
-        expect=None if expect_node is None else _read_expect(expect_node, {r.id for r in requests}),
+        expect=None
+        if expect_node is None
+        else _read_expect(expect_node, ids, attempt=isinstance(engine, AttemptEngine)),
     )
 
 
@@ -193,6 +235,43 @@ def _read_step(node: Node) -> StepEngine:
         stage="engine" if stage is None else _stage_name(stage),
         horizon=None if horizon is None else horizon.number(),
     )
+
+
+def _read_attempt_settings(node: Node) -> AttemptEngine:
+    node.object({"now"}, {"budget_left", "fits"})
+    budgets: dict[str, float] = {}
+    budget_node = node.optional("budget_left")
+    for stage, left in () if budget_node is None else budget_node.entries():
+        budgets[_stage_name(Node(stage, left.path))] = left.number(minimum=-math.inf)
+    fits_node = node.optional("fits")
+    fits = () if fits_node is None else tuple(item.identity() for item in fits_node.items())
+    return AttemptEngine(
+        now=node.child("now").number(minimum=-math.inf),
+        budget_left=budgets,
+        fits=frozenset(fits),
+    )
+
+
+def _read_attempt_requests(node: Node) -> tuple[AttemptRequest, ...]:
+    requests: list[AttemptRequest] = []
+    for index, item in enumerate(node.items()):
+        item.object({"id"}, {"serial", "enqueue", "attrs", "resumed"})
+        identity, serial, enqueue = _read_common(item, index)
+        resumed = item.optional("resumed")
+        request = AttemptRequest(
+            identity,
+            serial,
+            enqueue,
+            _read_attrs(item.optional("attrs"), frozenset()),
+            resumed=False if resumed is None else resumed.boolean(),
+        )
+        if request.resumed and requests and not requests[-1].resumed:
+            raise item.child("resumed").fail(
+                "resumed requests form the front of the queue: list them before every"
+                " request that is not resumed"
+            )
+        requests.append(request)
+    return tuple(requests)
 
 
 def _stage_name(node: Node) -> str:
@@ -267,8 +346,11 @@ def _read_step_request(node: Node, index: int, engine: StepEngine) -> StepReques
     return request
 
 
-def _read_expect(node: Node, ids: set[str | int]) -> AdmissionExpect:
-    node.object(set(), {"selected", "admitted_at"})
+def _read_expect(node: Node, ids: set[str | int], *, attempt: bool) -> AdmissionExpect:
+    node.object(set(), {"selected", "admitted_at", "keys"})
+    keys_node = node.optional("keys")
+    if keys_node is not None and not attempt:
+        raise keys_node.fail('only engine "attempt" reports the selection\'s keys')
     selected_node = node.optional("selected")
     admitted_node = node.optional("admitted_at")
     selected = None
@@ -279,5 +361,55 @@ def _read_expect(node: Node, ids: set[str | int]) -> AdmissionExpect:
                 raise selected_node.child(index).fail(f"names no request: {request!r}")
     admitted = None
     if admitted_node is not None:
-        admitted = tuple(item.number() for item in admitted_node.items())
-    return AdmissionExpect(selected, admitted)
+        least = -math.inf if attempt else 0.0  # an attempt's `now` may be any number
+        admitted = tuple(item.number(minimum=least) for item in admitted_node.items())
+    keys = None if keys_node is None else tuple(_read_key(item) for item in keys_node.items())
+    return AdmissionExpect(selected, admitted, keys)
+
+
+#: Key values JSON has no number for, written as these strings (``key_json``).
+KEY_STRINGS: Mapping[str, float] = {
+    "NaN": math.nan,
+    "Infinity": math.inf,
+    "-Infinity": -math.inf,
+    "-0.0": -0.0,
+}
+
+
+def key_json(value: float) -> float | int | str:
+    """A key value for a JSON document, exactly: a JSON number (an integer when integral),
+    or for NaN, the infinities and -0.0, their name in :data:`KEY_STRINGS`.
+
+    >>> [key_json(v) for v in (2.0, 0.5, -0.0, 0.0, float("nan"), float("-inf"))]
+    [2, 0.5, '-0.0', 0, 'NaN', '-Infinity']
+    """
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0 and math.copysign(1.0, value) < 0:
+        return "-0.0"
+    return int(value) if value.is_integer() else value
+
+
+def same_keys(expected: tuple[float, ...], actual: tuple[float, ...]) -> bool:
+    """Key lists equal value by value, exactly: NaN equals NaN, -0.0 differs from 0.0.
+
+    >>> same_keys((float("nan"), -0.0), (float("nan"), -0.0)), same_keys((-0.0,), (0.0,))
+    (True, False)
+    """
+    return len(expected) == len(actual) and all(
+        key_json(e) == key_json(a) for e, a in zip(expected, actual, strict=True)
+    )
+
+
+def _read_key(node: Node) -> float:
+    value = node.value
+    if isinstance(value, str) and value in KEY_STRINGS:
+        return KEY_STRINGS[value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            pass
+    raise node.fail('must be a number or one of "NaN", "Infinity", "-Infinity", "-0.0"')

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,6 +18,8 @@ __all__ = [
     "RotationExpect",
     "RotationRequest",
     "RotationScenario",
+    "read_expected_grants",
+    "read_expected_outcomes",
     "read_rotation",
 ]
 
@@ -82,9 +85,11 @@ class RotationScenario:
 def read_rotation(doc: Node) -> RotationScenario:
     """A rotation scenario from its parsed document (raises FieldError)."""
     doc.object(
-        {"kind", "name", "requests"},
-        SCENARIO_FIELDS | {"budget", "budget_setting", "skip_cap", "classic_work"},
+        {"kind", "name"},
+        SCENARIO_FIELDS | {"requests", "budget", "budget_setting", "skip_cap", "classic_work"},
     )
+    if not doc.has("requests"):  # the events form is read by oracle.harness.rotation_events
+        raise doc.child("requests").fail('is required (or give "events", an exact event list)')
     if doc.has("budget") and doc.has("budget_setting"):
         raise doc.fail("give budget (an integer) or budget_setting (raw text), not both")
     budget_node = doc.optional("budget")
@@ -154,28 +159,42 @@ def _read_cancel(node: Node) -> CancelRule:
 
 def _read_expect(node: Node, ids: set[RequestId]) -> RotationExpect:
     node.object(set(), {"grants", "outcomes"})
-    grants_node = node.optional("grants")
-    outcomes_node = node.optional("outcomes")
-    grants: tuple[tuple[RequestId, int], ...] | None = None
-    if grants_node is not None:
-        pairs = []
-        for pair in grants_node.items():
-            if not isinstance(pair.value, list) or len(pair.value) != 2:
-                raise pair.fail("must be a [request id, slices] pair")
-            request = pair.child(0).identity()
-            if request not in ids:
-                raise pair.child(0).fail(f"names no request of the scenario: {request!r}")
-            pairs.append((request, pair.child(1).integer(1)))
-        grants = tuple(pairs)
-    outcomes: dict[RequestId, Ending] | None = None
-    if outcomes_node is not None:
-        outcomes = {}
-        by_text = {str(request): request for request in ids}
-        for key, value in outcomes_node.entries():
-            if key not in by_text:
-                raise value.fail(f"names no request of the scenario: {key!r}")
-            text = value.string()
-            if text not in _OUTCOMES:
-                raise value.fail(f"must be one of {', '.join(_OUTCOMES)}")
-            outcomes[by_text[key]] = _OUTCOMES[text]
-    return RotationExpect(grants, outcomes)
+    return RotationExpect(
+        read_expected_grants(node.optional("grants"), ids),
+        read_expected_outcomes(node.optional("outcomes"), ids),
+    )
+
+
+def read_expected_grants(
+    node: Node | None, ids: AbstractSet[RequestId]
+) -> tuple[tuple[RequestId, int], ...] | None:
+    """An expected grant log, ``[[request, slices], ...]``, naming only ``ids``."""
+    if node is None:
+        return None
+    pairs = []
+    for pair in node.items():
+        if not isinstance(pair.value, list) or len(pair.value) != 2:
+            raise pair.fail("must be a [request id, slices] pair")
+        request = pair.child(0).identity()
+        if request not in ids:
+            raise pair.child(0).fail(f"names no request of the scenario: {request!r}")
+        pairs.append((request, pair.child(1).integer(1)))
+    return tuple(pairs)
+
+
+def read_expected_outcomes(
+    node: Node | None, ids: AbstractSet[RequestId]
+) -> Mapping[RequestId, Ending] | None:
+    """Expected outcomes, ``{"A": "completed", ...}``, naming only ``ids`` (by text)."""
+    if node is None:
+        return None
+    outcomes: dict[RequestId, Ending] = {}
+    by_text = {str(request): request for request in ids}
+    for key, value in node.entries():
+        if key not in by_text:
+            raise value.fail(f"names no request of the scenario: {key!r}")
+        text = value.string()
+        if text not in _OUTCOMES:
+            raise value.fail(f"must be one of {', '.join(_OUTCOMES)}")
+        outcomes[by_text[key]] = _OUTCOMES[text]
+    return outcomes

@@ -12,11 +12,12 @@ from returns.result import Failure, Result, Success
 
 from oracle.harness.admission_scenario import AdmissionScenario, read_admission
 from oracle.harness.fields import FieldError, Node
+from oracle.harness.rotation_events import RotationEventsScenario, read_rotation_events
 from oracle.harness.rotation_scenario import RotationScenario, read_rotation
 
 __all__ = ["Scenario", "ScenarioError", "expand_paths", "golden_paths", "load_scenario"]
 
-Scenario = RotationScenario | AdmissionScenario
+Scenario = RotationScenario | RotationEventsScenario | AdmissionScenario
 
 _KINDS = ("rotation", "admission")
 
@@ -43,7 +44,8 @@ def read_scenario(doc: object) -> Scenario:
     if kind.value is None:
         raise kind.fail("is required")
     if kind.value == "rotation":
-        return read_rotation(root)
+        # Two forms: driven ticks from ``requests``, or an exact ``events`` list.
+        return read_rotation_events(root) if root.has("events") else read_rotation(root)
     if kind.value == "admission":
         return read_admission(root)
     raise kind.fail(f"must be one of {', '.join(map(repr, _KINDS))}")

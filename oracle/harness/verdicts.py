@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from oracle.harness.admission_run import AdmissionRun
+from oracle.harness.admission_scenario import key_json, same_keys
+from oracle.harness.attempt_engine import AttemptRun
+from oracle.harness.rotation_events import EventsRun, observation_text, same_observation
 from oracle.harness.rotation_replay import RotationRun
-from policy import RequestId
+from policy import Ending, RequestId
 
 __all__ = [
     "Mismatch",
     "Verdict",
     "admission_result",
+    "events_result",
     "format_grant_log",
+    "format_keys",
     "format_number",
     "rotation_result",
 ]
@@ -29,6 +34,7 @@ class Mismatch:
     field: str
     expected: str
     actual: str
+    block: bool = False  # long values (whole observations): shown on a line each
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,16 +66,58 @@ def rotation_result(run: RotationRun) -> Verdict:
     }
     if scenario.expect is None:
         return Verdict(body, None)
+    mismatches = _grant_mismatches(
+        scenario.expect.grants, scenario.expect.outcomes, run.grant_log, run.outcomes
+    )
+    body["passed"] = not mismatches
+    return Verdict(body, tuple(mismatches))
+
+
+def _grant_mismatches(
+    expected_grants: Sequence[tuple[RequestId, int]] | None,
+    expected_outcomes: Mapping[RequestId, Ending] | None,
+    grant_log: tuple[tuple[RequestId, int], ...],
+    outcomes: Mapping[RequestId, Ending],
+) -> list[Mismatch]:
     mismatches: list[Mismatch] = []
-    expected_grants = scenario.expect.grants
-    if expected_grants is not None and tuple(expected_grants) != run.grant_log:
+    if expected_grants is not None and tuple(expected_grants) != grant_log:
         mismatches.append(
-            Mismatch("grants", format_grant_log(expected_grants), format_grant_log(run.grant_log))
+            Mismatch("grants", format_grant_log(expected_grants), format_grant_log(grant_log))
         )
-    for request, ending in (scenario.expect.outcomes or {}).items():
-        actual = run.outcomes[request]
+    for request, ending in (expected_outcomes or {}).items():
+        actual = outcomes.get(request)
         if actual is not ending:
-            mismatches.append(Mismatch(f"outcomes.{request}", ending.value, actual.value))
+            shown = "not ended" if actual is None else actual.value
+            mismatches.append(Mismatch(f"outcomes.{request}", ending.value, shown))
+    return mismatches
+
+
+def events_result(run: EventsRun) -> Verdict:
+    """The contract object of an event-list replay and its verdict: each step is
+    compared whole, as JSON, with the expected observation."""
+    scenario = run.scenario
+    body: JsonObject = {
+        "name": scenario.name,
+        "kind": "rotation",
+        "steps": list(run.steps),
+        "grants": [[request, slices] for request, slices in run.grant_log],
+        "outcomes": {str(request): ending.value for request, ending in run.outcomes.items()},
+    }
+    expect = scenario.expect
+    if expect is None:
+        return Verdict(body, None)
+    mismatches: list[Mismatch] = []
+    for index, (expected, actual) in enumerate(zip(expect.steps or (), run.steps, strict=False)):
+        if not same_observation(expected, actual):
+            mismatches.append(
+                Mismatch(
+                    f"steps[{index}]",
+                    observation_text(expected),
+                    observation_text(actual),
+                    block=True,
+                )
+            )
+    mismatches += _grant_mismatches(expect.grants, expect.outcomes, run.grant_log, run.outcomes)
     body["passed"] = not mismatches
     return Verdict(body, tuple(mismatches))
 
@@ -104,14 +152,24 @@ def _optional_number(value: float | None) -> float | int | None:
     return None if value is None else json_number(value)
 
 
+def format_keys(keys: Sequence[float]) -> str:
+    """Key values as the contract writes them: ``[1, 0.5, NaN, -0.0]``."""
+    return "[" + ", ".join(str(key_json(key)) for key in keys) + "]"
+
+
 def admission_result(run: AdmissionRun) -> Verdict:
-    """The contract object of an admission replay and its verdict."""
+    """The contract object of an admission replay and its verdict (``keys`` for the
+    attempt engine only: JSON numbers, or the strings of ``KEY_STRINGS``)."""
     scenario = run.scenario
     body: JsonObject = {
         "name": scenario.name,
         "kind": "admission",
         "selected": list(run.selected),
         "admitted_at": [json_number(t) for t in run.admitted_at],
+    }
+    if isinstance(run, AttemptRun):
+        body["keys"] = [key_json(key) for key in run.keys]
+    body |= {
         "requests": [
             {
                 "id": record.id,
@@ -123,7 +181,7 @@ def admission_result(run: AdmissionRun) -> Verdict:
                 "preemptions": record.preemptions,
             }
             for record in run.records
-        ],
+        ]
     }
     if scenario.expect is None:
         return Verdict(body, None)
@@ -137,5 +195,9 @@ def admission_result(run: AdmissionRun) -> Verdict:
         mismatches.append(
             Mismatch("admitted_at", _format_list(expected_times), _format_list(run.admitted_at))
         )
+    expected_keys = scenario.expect.keys
+    actual_keys = run.keys if isinstance(run, AttemptRun) else ()
+    if expected_keys is not None and not same_keys(expected_keys, actual_keys):
+        mismatches.append(Mismatch("keys", format_keys(expected_keys), format_keys(actual_keys)))
     body["passed"] = not mismatches
     return Verdict(body, tuple(mismatches))

@@ -389,13 +389,12 @@ def _other_tick(
 
 
 def _speculative_tick(state: RotationState, event: Tick) -> Step:
-    state = replace(state, yielded=True)
     if state.active is not None:
         if state.active.cancelled:
-            return _finish_cancelled(state, state.active)
+            return _finish_cancelled(replace(state, yielded=True), state.active)
         active = replace(state.active, in_flight=SliceKind.ROUND)
         return Step(
-            replace(state, active=active),
+            replace(state, active=active, yielded=True),
             Outcome(
                 (Branch.ROUND,),
                 use=TickUse.SPECULATIVE,
@@ -415,7 +414,8 @@ def _promote(state: RotationState, event: Tick) -> Step:
             case Some((entry, backlog)):
                 pass
             case _:
-                # Everyone granted was cancelled or declined: give the tick away.
+                # Everyone granted was cancelled or declined: give the tick away
+                # (no speculative model action ran, so ``yielded`` is not set).
                 return _other_tick(
                     replace(state, backlog=backlog),
                     event.classic_work,
@@ -434,7 +434,7 @@ def _promote(state: RotationState, event: Tick) -> Step:
         job = ActiveJob(
             entry.request, entry.lane, 0, event.budget, in_flight=kind, cancelled=entry.cancelled
         )
-        promoted = replace(state, active=job, backlog=backlog)
+        promoted = replace(state, active=job, backlog=backlog, yielded=True)
         if job.cancelled:
             # A cancelled parked job: its round sees the cancel at once.
             return _finish_cancelled(

@@ -1,0 +1,97 @@
+"""Exhaustive check of the grant order and the skip accounting.
+
+Every backlog of length 0..``L`` over the three lanes, each entry with a skip
+count 0..``S``, under every skip cap 1..3: ``next_grant_index`` and
+``take_next_grantee`` of the kernel against the spec's sort and its sentence
+("EVERY other entry's skipped grows by one").
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from functools import partial
+
+from pyrsistent import pvector
+
+from oracle.checks.convert import spec_entry
+from oracle.checks.framework import Check, Counterexample, Level, Partial
+from oracle.spec import grant_order as spec
+from policy import BacklogEntry, EntryKind, GrantBacklog, Lane, next_grant_index, take_next_grantee
+
+__all__ = ["GRANT_ORDER"]
+
+#: level -> (longest backlog, largest skip count)
+_DOMAIN: Mapping[Level, tuple[int, int]] = {"quick": (3, 4), "default": (4, 4), "deep": (5, 5)}
+_SKIP_CAPS = (1, 2, 3)
+
+
+def _bounds(level: Level) -> Mapping[str, str]:
+    longest, skips = _DOMAIN[level]
+    return {
+        "backlog length": f"0..{longest}",
+        "lanes": "low, normal, high",
+        "skip counts": f"0..{skips}",
+        "skip caps": "1..3",
+        "entry kinds": "waiter, parked (alternating by position)",
+    }
+
+
+def _units(level: Level) -> Sequence[object]:
+    longest, _ = _DOMAIN[level]
+    return [(cap, length) for cap in _SKIP_CAPS for length in range(longest + 1)]
+
+
+def _describe(entries: Sequence[tuple[Lane, int]], cap: int) -> str:
+    shown = ", ".join(f"({lane.label}, {skipped})" for lane, skipped in entries)
+    return f"backlog [{shown}] at skip cap {cap}"
+
+
+def _run(level: Level, unit: object) -> Partial:
+    assert isinstance(unit, tuple)
+    cap, length = unit
+    _, skips = _DOMAIN[level]
+    found = Partial()
+    cells = [(lane, skipped) for lane in Lane for skipped in range(skips + 1)]
+    for entries in itertools.product(cells, repeat=length):
+        found.count("backlogs")
+        backlog = GrantBacklog(
+            pvector(
+                BacklogEntry(f"R{i}", lane, EntryKind.PARKED if i % 2 else EntryKind.WAITER, s)
+                for i, (lane, s) in enumerate(entries)
+            )
+        )
+        kernel_index = next_grant_index(entries, cap).value_or(None)
+        spec_index = spec.next_grant_index([(int(lane), s) for lane, s in entries], cap)
+        kernel_taken = take_next_grantee(backlog, cap).value_or(None)
+        spec_taken = spec.take_next_grantee(tuple(spec_entry(e) for e in backlog), cap)
+        kernel_as_spec = (
+            None
+            if kernel_taken is None
+            else (spec_entry(kernel_taken[0]), tuple(spec_entry(e) for e in kernel_taken[1]))
+        )
+        if kernel_index != spec_index or kernel_as_spec != spec_taken:
+            summary = (
+                f"grant order: {_describe(entries, cap)}: kernel chose {kernel_index}"
+                f" (rest {_rest(kernel_as_spec)}), spec {spec_index} (rest {_rest(spec_taken)})"
+            )
+            found.disagree(partial(Counterexample, "grant order", length, summary, {}), length)
+        if spec_taken is not None:
+            found.observe("largest skip count after a decision", max(
+                (e.skipped for e in spec_taken[1]), default=0))  # fmt: skip
+    return found
+
+
+def _rest(taken: tuple[spec.SpecEntry, tuple[spec.SpecEntry, ...]] | None) -> str:
+    if taken is None:
+        return "-"
+    return "[" + ", ".join(f"{e.request}:{e.skipped}" for e in taken[1]) + "]"
+
+
+GRANT_ORDER = Check(
+    name="grant order",
+    description="next_grant_index and take_next_grantee on every small backlog",
+    bounds=_bounds,
+    units=_units,
+    run=_run,
+)

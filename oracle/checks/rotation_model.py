@@ -1,0 +1,353 @@
+"""Explicit-state model checking of the rotation protocol, kernel against spec.
+
+Breadth-first search over every state reachable from the initial state. In
+every state, every event of the domain below is applied, legal or not; on
+every transition the kernel's new state and outcome (or its refusal) must equal
+the spec's, and the invariants of rotation.md must hold.
+
+Two rules keep the state space finite; neither changes a decision:
+
+- **Canonical names.** A request's identity is only compared for equality, so
+  after every transition the live requests are renamed ``R0``, ``R1``, ... in
+  the order holder, then backlog; equal states up to renaming are visited once.
+- **Clamped grant counter.** A holder's slices-in-grant counter is read only by
+  ``slices >= budget`` with a cached budget of at most ``B`` (the largest budget
+  explored) and by the grant log's slice count, which is reported, not decided
+  upon. So counters ``>= B + 1`` decide alike, and a counter is stored as
+  ``min(counter, B + 1)``. Kernel and spec are compared from the same clamped
+  state, so their agreement is still checked on every transition; only the
+  slice counts of grant-log lines of uncontended holders are not exact.
+
+Events applied in every state (``B`` the largest budget):
+an arrival of a fresh request in each lane, with ``may_wait`` true and false,
+at every budget ``0..B``; an arrival with budget -1; an arrival of a live
+request (a duplicate); a tick at every budget ``0..B``, with and without
+classic work, with each subset of the backlog declined (parked jobs
+included: the verdict must not touch them); a tick with budget -1; a round
+result finished and not finished; a cancel of each live request and of an
+unknown one.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+
+from pyrsistent import pvector
+from returns.result import Failure
+
+from oracle.checks.convert import spec_error, spec_event, spec_outcome, spec_state
+from oracle.checks.framework import Check, Counterexample, Level, PaperBound, Partial
+from oracle.checks.observe import events_scenario
+from oracle.spec import invariants as spec_invariants
+from oracle.spec import protocol as spec
+from policy import (
+    BACKLOG_CAP,
+    Arrival,
+    Branch,
+    Cancel,
+    Event,
+    GrantBacklog,
+    Lane,
+    RequestId,
+    RotationState,
+    RoundResult,
+    Step,
+    Tick,
+    apply_event,
+    initial_state,
+    live_requests,
+)
+
+__all__ = ["ROTATION_MODEL", "explore"]
+
+#: level -> (skip caps, largest budget)
+_DOMAIN: Mapping[Level, tuple[tuple[int, ...], int]] = {
+    "quick": ((2,), 2),
+    "default": ((1, 2, 3), 3),
+    "deep": ((1, 2, 3, 4), 4),
+}
+UNKNOWN = "X"  # a request never on the speculative path
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """A visited state and the one model-action count the checker keeps itself."""
+
+    state: RotationState
+    actions_this_tick: int  # model actions handed out since the last Tick
+
+
+_CANONICAL_NAMES = tuple(f"R{index}" for index in range(8))
+
+
+def _canonical(state: RotationState, clamp: int) -> tuple[RotationState, dict[RequestId, str]]:
+    """``state`` with live requests renamed R0, R1, ... and the counter clamped."""
+    live = live_requests(state)
+    active = state.active
+    counter_ok = active is None or active.slices_in_grant <= clamp
+    if counter_ok and live == _CANONICAL_NAMES[: len(live)]:
+        return state, {name: str(name) for name in live}  # already canonical: the common case
+    names = {request: _CANONICAL_NAMES[index] for index, request in enumerate(live)}
+    if active is not None:
+        active = replace(
+            active,
+            request=names[active.request],
+            slices_in_grant=min(active.slices_in_grant, clamp),
+        )
+    renamed = GrantBacklog(pvector(replace(e, request=names[e.request]) for e in state.backlog))
+    return replace(state, active=active, backlog=renamed), names
+
+
+def _events(state: RotationState, budgets: range) -> Iterator[Event]:
+    live = live_requests(state)
+    fresh = f"R{len(live)}"
+    for lane, budget, may_wait in itertools.product(Lane, budgets, (True, False)):
+        yield Arrival(fresh, lane, budget, may_wait)
+    yield Arrival(fresh, Lane.NORMAL, -1)
+    if live:
+        yield Arrival(live[0], Lane.NORMAL, budgets.stop - 1)
+    waiting = [entry.request for entry in state.backlog]
+    if state.active is None and not state.acted:
+        # A tick here may promote: every subset of the backlog may be declined.
+        subsets = [
+            frozenset(chosen)
+            for size in range(len(waiting) + 1)
+            for chosen in itertools.combinations(waiting, size)
+        ]
+    else:
+        # No promotion can happen in this tick: the verdict must be ignored, so
+        # declining nobody and declining everyone suffice to show it is.
+        subsets = [frozenset(), frozenset(waiting)] if waiting else [frozenset()]
+    for budget, classic, declined in itertools.product(budgets, (False, True), subsets):
+        yield Tick(budget, classic, declined)
+    yield Tick(-1)
+    yield RoundResult(finished=True)
+    yield RoundResult(finished=False)
+    for request in live:
+        yield Cancel(request)
+    yield Cancel(UNKNOWN)
+
+
+def _model_actions(step: Step) -> int:
+    outcome = step.outcome
+    return int(outcome.action is not None or Branch.CANCELLED_JOB in outcome.branches)
+
+
+def _transition_violations(node: _Node, event: Event, step: Step) -> list[str]:
+    """The per-transition invariants of rotation.md."""
+    broken: list[str] = []
+    outcome = step.outcome
+    if isinstance(event, Arrival | Tick):
+        actions = node.actions_this_tick + _model_actions(step)
+        if actions > 1:
+            broken.append(f"{actions} model actions in one tick")
+    if any(grant.parked for grant in outcome.grants) and not node.state.backlog:
+        broken.append("an uncontended job parked")
+    before = live_requests(node.state)
+    after = live_requests(step.state)
+    if not outcome.ended and not isinstance(event, Arrival) and before == after:
+        return broken  # the common case: nobody came or went
+    if Branch.WAITING in outcome.branches and len(step.state.backlog) > BACKLOG_CAP:
+        broken.append(f"the backlog holds {len(step.state.backlog)} entries after an admission")
+    arrived = (event.request,) if isinstance(event, Arrival) else ()
+    ended = [record.request for record in outcome.ended]
+    if len(set(ended)) != len(ended):
+        broken.append(f"a request ended twice in one step: {ended}")
+    entered = set(before) | set(arrived)
+    for request in ended:
+        if request not in entered:
+            broken.append(f"request {request!r} ended but was not on the speculative path")
+    if set(after) != entered - set(ended):
+        broken.append(
+            f"requests lost or duplicated: live before {list(before)}, arrived {list(arrived)},"
+            f" ended {ended}, live after {list(after)}"
+        )
+    return broken
+
+
+@dataclass(slots=True)
+class Exploration:
+    """What one breadth-first search found."""
+
+    states: int = 0
+    transitions: int = 0
+    refused: int = 0
+    depth: int = 0
+
+
+def explore(skip_cap: int, largest_budget: int) -> tuple[Exploration, Partial]:
+    """Explore every reachable state at ``skip_cap``; compare kernel and spec on every
+    transition (see the module docstring for the event domain and the abstraction)."""
+    budgets = range(largest_budget + 1)
+    clamp = largest_budget + 1
+    found = Partial()
+    stats = Exploration()
+    start = _Node(initial_state(skip_cap), 0)
+    # parent pointers: node -> (parent, event in the parent's names, renaming after it)
+    parents: dict[_Node, tuple[_Node, Event, dict[RequestId, str]] | None] = {start: None}
+    frontier: deque[tuple[_Node, int]] = deque([(start, 0)])
+    while frontier:
+        node, depth = frontier.popleft()
+        stats.states += 1
+        stats.depth = max(stats.depth, depth)
+        spec_before = spec_state(node.state)
+        for event in _events(node.state, budgets):
+            stats.transitions += 1
+            kernel = apply_event(node.state, event)
+            expected = spec.step(spec_before, spec_event(event))
+            if isinstance(kernel, Failure):
+                stats.refused += 1
+                got: object = spec_error(kernel.failure())
+                broken: list[str] = []
+            else:
+                step = kernel.unwrap()
+                # An unchanged state (a fallback, an idle tick) is the same object.
+                after = spec_before if step.state is node.state else spec_state(step.state)
+                got = (after, spec_outcome(step.outcome))
+                broken = _transition_violations(node, event, step)
+            if got != expected or broken:
+                reason = "; ".join(broken) if got == expected else "kernel and spec disagree"
+                found.disagree(
+                    partial(_counterexample, parents, node, event, reason, skip_cap), depth + 1
+                )
+            if isinstance(kernel, Failure):
+                continue
+            step = kernel.unwrap()
+            canonical, names = _canonical(step.state, clamp)
+            actions = (
+                0 if isinstance(event, Tick) else node.actions_this_tick + _model_actions(step)
+            )
+            successor = _Node(canonical, actions)
+            if successor not in parents:
+                # State properties do not depend on names: measure and check each state once.
+                found.observe("largest backlog", len(canonical.backlog))
+                found.observe("most live sessions", len(live_requests(canonical)))
+                found.observe(
+                    "largest skip count", max((e.skipped for e in canonical.backlog), default=0)
+                )
+                for sentence in spec_invariants.invariant_violations(spec_state(canonical)):
+                    found.disagree(
+                        partial(_counterexample, parents, node, event, sentence, skip_cap),
+                        depth + 1,
+                    )
+                parents[successor] = (node, event, names)
+                frontier.append((successor, depth + 1))
+    found.count(f"states (skip cap {skip_cap})", stats.states)
+    found.count("states", stats.states)
+    found.count("transitions", stats.transitions)
+    found.count("refused events", stats.refused)
+    found.observe("depth", stats.depth)
+    return stats, found
+
+
+def _path(
+    parents: Mapping[_Node, tuple[_Node, Event, dict[RequestId, str]] | None], node: _Node
+) -> list[tuple[Event, dict[RequestId, str]]]:
+    steps: list[tuple[Event, dict[RequestId, str]]] = []
+    link = parents[node]
+    while link is not None:
+        parent, event, names = link
+        steps.append((event, names))
+        link = parents[parent]
+    steps.reverse()
+    return steps
+
+
+def _real_events(path: Sequence[tuple[Event, dict[RequestId, str]]], last: Event) -> list[Event]:
+    """The path's events with one stable name per request (canonical names are reused)."""
+    real: dict[RequestId, RequestId] = {}  # canonical name in the current state -> stable name
+    issued = 0
+
+    def stable(name: RequestId, fresh: bool) -> RequestId:
+        nonlocal issued
+        if name not in real and fresh:
+            real[name] = f"R{issued}"
+            issued += 1
+        return real.get(name, name)
+
+    events: list[Event] = []
+    for event, names in [*path, (last, None)]:
+        match event:
+            case Arrival(request, lane, budget, may_wait):
+                renamed: Event = Arrival(stable(request, True), lane, budget, may_wait)
+            case Cancel(request):
+                renamed = Cancel(stable(request, False))
+            case Tick(budget, classic, declined):
+                renamed = Tick(budget, classic, frozenset(stable(r, False) for r in declined))
+            case _:
+                renamed = event
+        events.append(renamed)
+        if names is not None:
+            real = {new: real[old] for old, new in names.items() if old in real}
+    return events
+
+
+def _counterexample(
+    parents: Mapping[_Node, tuple[_Node, Event, dict[RequestId, str]] | None],
+    node: _Node,
+    event: Event,
+    reason: str,
+    skip_cap: int,
+) -> Counterexample:
+    events = _real_events(_path(parents, node), event)
+    scenario = events_scenario(
+        f"counterexample-rotation-model-{len(events)}-events",
+        f"rotation model check, skip cap {skip_cap}: {reason} at event {len(events) - 1}.",
+        skip_cap,
+        events,
+    )
+    return Counterexample(
+        "rotation protocol",
+        len(events),
+        f"rotation protocol: {reason} after {len(events)} events (skip cap {skip_cap}),"
+        f" last {event}",
+        scenario,
+    )
+
+
+def _bounds(level: Level) -> Mapping[str, str]:
+    caps, largest = _DOMAIN[level]
+    return {
+        "skip caps": ", ".join(map(str, caps)),
+        "budgets on every event": f"0..{largest} (and -1, refused)",
+        "grant counter": f"clamped at {largest + 1} (decides like any larger count)",
+        "events per state": "arrivals (lane x may_wait x budget, duplicate), ticks (budget x"
+        " classic x declined subset), round results, cancels (each live, one unknown)",
+    }
+
+
+def _units(level: Level) -> Sequence[object]:
+    return list(_DOMAIN[level][0])
+
+
+def _run(level: Level, unit: object) -> Partial:
+    assert isinstance(unit, int)
+    return explore(unit, _DOMAIN[level][1])[1]
+
+
+def _paper_bounds(level: Level) -> Mapping[str, PaperBound]:
+    caps, _ = _DOMAIN[level]
+    return {
+        "largest backlog": PaperBound(
+            BACKLOG_CAP + 1, "BACKLOG_CAP admitted, plus the holder parking before a promotion"
+        ),
+        "most live sessions": PaperBound(BACKLOG_CAP + 1, "the holder and BACKLOG_CAP entries"),
+        "largest skip count": PaperBound(
+            max(caps) + BACKLOG_CAP,
+            "skip_cap + k for an entry with k <= BACKLOG_CAP entries ahead (docs/oracle.md)",
+        ),
+    }
+
+
+ROTATION_MODEL = Check(
+    name="rotation protocol",
+    description="every reachable state of the tick protocol, every event, kernel vs spec",
+    bounds=_bounds,
+    units=_units,
+    run=_run,
+    paper_bounds=_paper_bounds,
+)
