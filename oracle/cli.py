@@ -10,10 +10,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from returns.result import Failure
 
+from oracle.checks.verify import level_of, parse_shard, verify
 from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.admission_scenario import AttemptEngine, PoolEngine
@@ -36,6 +38,7 @@ from oracle.harness.verdicts import (
     format_number,
     rotation_result,
 )
+from policy import RotationState
 
 __all__ = ["main", "run"]
 
@@ -61,7 +64,48 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--json", action="store_true", help="print one JSON object per scenario instead"
     )
+    verify = commands.add_parser(
+        "verify",
+        help="run the oracle's exhaustive checks of the kernel against the executable spec",
+        description=(
+            "Enumerate every input or reachable state within the stated bounds, run the "
+            "kernel and the executable specification side by side, check the invariants and "
+            "compare worst cases with their paper bounds (docs/oracle.md). Prints the bounds, "
+            "what was enumerated and a verdict per check. On a disagreement the smallest "
+            "counterexample is printed and written as a scenario file that 'policy-kernel "
+            "replay' replays. Exit status: 0 every check passes, 1 one fails, 2 bad arguments."
+        ),
+    )
+    size = verify.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="small bounds (about 10 s)")
+    size.add_argument("--deep", action="store_true", help="large bounds (many minutes)")
+    verify.add_argument(
+        "--jobs",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="worker processes (default: one per CPU)",
+    )
+    verify.add_argument(
+        "--shard",
+        default="1/1",
+        metavar="K/N",
+        help="run only the K-th of N equal shares of the work (for batch runners)",
+    )
+    verify.add_argument("--json", action="store_true", help="print one JSON report instead")
+    verify.add_argument(
+        "--out",
+        default=".",
+        metavar="DIR",
+        help="where counterexample scenario files are written (default: the current folder)",
+    )
     return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
+    return int(text)
 
 
 def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Verdict:
@@ -85,7 +129,7 @@ def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Verdict:
     return result
 
 
-def _render_rotation(run: RotationRun, result: Verdict, out: TextIO) -> None:
+def _render_rotation(run: RotationRun[RotationState], result: Verdict, out: TextIO) -> None:
     scenario = run.scenario
     classic = scenario.classic_work
     classic_text = classic if isinstance(classic, str) else f"at ticks {sorted(classic)}"
@@ -220,12 +264,31 @@ def _command_replay(paths: Sequence[str], as_json: bool, out: TextIO, err: TextI
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        shard = parse_shard(arguments.shard)
+    except ValueError as error:
+        err.write(f"policy-kernel: {error}\n")
+        return EXIT_BAD_INPUT
+    return verify(
+        level_of(arguments.quick, arguments.deep),
+        jobs=arguments.jobs,
+        shard=shard,
+        as_json=arguments.json,
+        out_folder=Path(arguments.out),
+        out=out,
+        err=err,
+    )
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit status."""
     stdout = out if out is not None else sys.stdout
     arguments = _parser().parse_args(argv)
     if arguments.command == "replay":
         return _command_replay(arguments.paths, arguments.json, stdout, sys.stderr)
+    if arguments.command == "verify":
+        return _command_verify(arguments, stdout, sys.stderr)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
 
 

@@ -7,6 +7,8 @@ pytest suite against the copy and reports which tests caught it.
 
     .venv/bin/python -m tests.mutants            # every mutant (a few minutes)
     .venv/bin/python -m tests.mutants -k skip    # mutants whose name contains "skip"
+    .venv/bin/python -m tests.mutants --verify   # policy-kernel verify --quick on each
+                                                 # kernel mutant (about 20 s each)
 
 Exit status 1 when a mutant survives. Not part of ``./dev test``: it runs the
 suite once per mutant.
@@ -116,6 +118,12 @@ MUTANTS = [
         "active = replace(state.active, in_flight=SliceKind.ROUND)",
         "active = replace(state.active, in_flight=SliceKind.ROUND, budget=event.budget)",
     ),
+    Mutant(
+        "declined verdict applied to parked jobs",
+        "policy/rotation/protocol.py",
+        "if entry.kind is EntryKind.WAITER and entry.request in event.declined:",
+        "if entry.request in event.declined:",
+    ),
     # waiting selection
     Mutant(
         "ties go to the later entry",
@@ -150,6 +158,18 @@ MUTANTS = [
         "policy/waiting/evaluate.py",
         "return (1, 0.0)",
         "return (-1, 0.0)",
+    ),
+    Mutant(
+        "-0.0 ordered below 0.0",
+        "policy/waiting/evaluate.py",
+        "return (0, value + 0.0)  # + 0.0 turns -0.0 into 0.0",
+        "return (0, value, math.copysign(1.0, value))  # type: ignore[return-value]",
+    ),
+    Mutant(
+        "min and max skip NaN",
+        "policy/waiting/evaluate.py",
+        "        if math.isnan(value):\n            return NAN\n        ranked.append(",
+        "        if math.isnan(value):\n            continue\n        ranked.append(",
     ),
     Mutant(
         "preempted request re-queued at the back",
@@ -195,8 +215,7 @@ MUTANTS = [
 ]
 
 
-def run_mutant(mutant: Mutant, scratch: Path) -> list[str]:
-    """The tests that fail with ``mutant`` applied (empty: it survived)."""
+def _mutated_tree(mutant: Mutant, scratch: Path) -> Path:
     tree = scratch / "tree"
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(
@@ -209,15 +228,20 @@ def run_mutant(mutant: Mutant, scratch: Path) -> list[str]:
     if text.count(mutant.original) != 1:
         raise SystemExit(f"mutant {mutant.name!r}: its original text is not in {mutant.file} once")
     target.write_text(text.replace(mutant.original, mutant.broken))
+    return tree
+
+
+def _run(tree: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-rf"],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+    return subprocess.run(
+        [sys.executable, *arguments], cwd=tree, env=env, capture_output=True, text=True, check=False
     )
+
+
+def run_mutant(mutant: Mutant, scratch: Path) -> list[str]:
+    """The tests that fail with ``mutant`` applied (empty: it survived)."""
+    tree = _mutated_tree(mutant, scratch)
+    done = _run(tree, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-rf")
     return sorted(
         {
             line.split()[1].split("[")[0]
@@ -227,16 +251,53 @@ def run_mutant(mutant: Mutant, scratch: Path) -> list[str]:
     )
 
 
+def verify_mutant(mutant: Mutant, scratch: Path, level: str) -> str:
+    """'' when ``policy-kernel verify`` catches ``mutant`` with a counterexample that
+    replays (it fails on the mutant and passes on the real kernel); else what went wrong."""
+    tree = _mutated_tree(mutant, scratch)
+    out = scratch / "counterexamples"
+    shutil.rmtree(out, ignore_errors=True)
+    done = _run(tree, "-m", "oracle.cli", "verify", f"--{level}", "--out", str(out))
+    if done.returncode != 1:
+        return f"verify exited {done.returncode}"
+    files = sorted(out.glob("*.json"))
+    if not files:
+        return "verify wrote no replayable counterexample"
+    for file in files:
+        on_mutant = _run(tree, "-m", "oracle.cli", "replay", str(file)).returncode
+        on_kernel = _run(ROOT, "-m", "oracle.cli", "replay", str(file)).returncode
+        if (on_mutant, on_kernel) == (1, 0):
+            return ""
+    return f"no counterexample fails on the mutant and passes on the kernel ({len(files)} files)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-k", default="", help="only mutants whose name contains this text")
-    chosen = [m for m in MUTANTS if parser.parse_args().k in m.name]
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="check that 'policy-kernel verify --quick' catches each kernel mutant"
+        " (policy/ only) with a counterexample that replays, instead of running pytest",
+    )
+    parser.add_argument("--level", default="quick", choices=["quick", "default", "deep"])
+    arguments = parser.parse_args()
+    chosen = [m for m in MUTANTS if arguments.k in m.name]
+    if arguments.verify:
+        chosen = [m for m in chosen if m.file.startswith("policy/")]
     survivors = 0
     with tempfile.TemporaryDirectory() as scratch:
         for mutant in chosen:
-            caught = run_mutant(mutant, Path(scratch))
-            survivors += not caught
-            verdict = f"caught by {len(caught)}: {', '.join(caught[:3])}" if caught else "SURVIVED"
+            if arguments.verify:
+                problem = verify_mutant(mutant, Path(scratch), arguments.level)
+                survivors += bool(problem)
+                verdict = f"SURVIVED: {problem}" if problem else "caught, counterexample replays"
+            else:
+                caught = run_mutant(mutant, Path(scratch))
+                survivors += not caught
+                verdict = (
+                    f"caught by {len(caught)}: {', '.join(caught[:3])}" if caught else "SURVIVED"
+                )
             print(f"{mutant.name:40} {verdict}", flush=True)
     print(f"mutants: {len(chosen) - survivors} passed, {survivors} failed")
     return 1 if survivors else 0

@@ -21,7 +21,7 @@ from policy import (
 )
 
 
-def check_invariants(run: RotationRun) -> None:
+def check_invariants(run: RotationRun[RotationState]) -> None:
     scenario = run.scenario
     previous: RotationState = initial_state(scenario.skip_cap)
     for record in run.ticks:
@@ -62,7 +62,7 @@ def check_invariants(run: RotationRun) -> None:
             assert sum(1 for g in run.grants if g.request == request.id) == 1
 
 
-def _alone(run: RotationRun, request: object) -> bool:
+def _alone(run: RotationRun[RotationState], request: object) -> bool:
     """Whether ``request`` never shared the speculative path with another request."""
     return all(
         live_requests(step.state) in ((), (request,))

@@ -76,9 +76,6 @@ def _run(level: Level, unit: object) -> Partial:
                 f" (rest {_rest(kernel_as_spec)}), spec {spec_index} (rest {_rest(spec_taken)})"
             )
             found.disagree(partial(Counterexample, "grant order", length, summary, {}), length)
-        if spec_taken is not None:
-            found.observe("largest skip count after a decision", max(
-                (e.skipped for e in spec_taken[1]), default=0))  # fmt: skip
     return found
 
 

@@ -9,8 +9,9 @@ specification's invariants after each one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from returns.result import Failure
 
@@ -23,24 +24,68 @@ from policy import (
     Ending,
     Event,
     GrantEnd,
+    Outcome,
     RequestId,
+    RotationState,
     RoundResult,
-    Step,
     Tick,
     apply_event,
     initial_state,
     live_requests,
 )
 
-__all__ = ["RotationRun", "TickRecord", "replay_rotation"]
+__all__ = [
+    "KERNEL_ENGINE",
+    "RotationEngine",
+    "RotationRun",
+    "TickRecord",
+    "Transition",
+    "drive_rotation",
+    "replay_rotation",
+]
+
+S = TypeVar("S")
+S_co = TypeVar("S_co", covariant=True)
+
+
+class Transition(Protocol[S_co]):
+    """What one accepted event gave: the new state and the outcome (a kernel ``Step``)."""
+
+    @property
+    def state(self) -> S_co: ...
+
+    @property
+    def outcome(self) -> Outcome: ...
 
 
 @dataclass(frozen=True, slots=True)
-class TickRecord:
-    """Every event applied during one tick, with the step it produced."""
+class RotationEngine(Generic[S]):
+    """A rotation protocol the driver can play: the kernel, or the executable spec
+    seen through :mod:`oracle.checks` (which converts its outcomes)."""
+
+    initial: Callable[[int], S]
+    apply: Callable[[S, Event], Transition[S] | str]  # str: why the event was refused
+    live: Callable[[S], tuple[RequestId, ...]]
+
+
+def _kernel_apply(state: RotationState, event: Event) -> Transition[RotationState] | str:
+    result = apply_event(state, event)
+    if isinstance(result, Failure):
+        return str(result.failure())
+    return result.unwrap()
+
+
+KERNEL_ENGINE: RotationEngine[RotationState] = RotationEngine(
+    initial_state, _kernel_apply, live_requests
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TickRecord(Generic[S]):
+    """Every event applied during one tick, with what it gave."""
 
     tick: int
-    steps: tuple[tuple[Event, Step], ...]
+    steps: tuple[tuple[Event, Transition[S]], ...]
 
     @property
     def model_actions(self) -> int:
@@ -53,13 +98,13 @@ class TickRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class RotationRun:
+class RotationRun(Generic[S]):
     """What happened when a scenario was replayed."""
 
     scenario: RotationScenario
     grants: tuple[GrantEnd, ...]
     endings: tuple[Ended, ...]  # in the order they happened
-    ticks: tuple[TickRecord, ...]
+    ticks: tuple[TickRecord[S], ...]
 
     @property
     def outcomes(self) -> Mapping[RequestId, Ending]:
@@ -70,25 +115,28 @@ class RotationRun:
         return tuple((grant.request, grant.slices) for grant in self.grants)
 
 
-class _Replay:
-    """Mutable bookkeeping of one replay; the kernel state itself stays immutable."""
+class _Replay(Generic[S]):
+    """Mutable bookkeeping of one replay; the protocol state itself stays immutable."""
 
-    def __init__(self, scenario: RotationScenario) -> None:
+    def __init__(self, scenario: RotationScenario, engine: RotationEngine[S]) -> None:
         self.scenario = scenario
-        self.state = initial_state(scenario.skip_cap)
+        self.engine = engine
+        self.state = engine.initial(scenario.skip_cap)
         self.remaining = {request.id: request.slices for request in scenario.requests}
         self.parks = dict.fromkeys(self.remaining, 0)
         self.cancels = {request.id: request.cancel for request in scenario.requests}
         self.grants: list[GrantEnd] = []
         self.endings: list[Ended] = []
-        self.steps: list[tuple[Event, Step]] = []
+        self.steps: list[tuple[Event, Transition[S]]] = []
         self.last_arrival = max(request.arrive for request in scenario.requests)
 
-    def apply(self, event: Event) -> Step:
-        result = apply_event(self.state, event)
-        if isinstance(result, Failure):
-            raise RuntimeError(f"the kernel refused a driver event: {result.failure()}")
-        step = result.unwrap()
+    def live(self) -> tuple[RequestId, ...]:
+        return self.engine.live(self.state)
+
+    def apply(self, event: Event) -> Transition[S]:
+        step = self.engine.apply(self.state, event)
+        if isinstance(step, str):
+            raise RuntimeError(f"the protocol refused a driver event: {step}")
         self.state = step.state
         self.steps.append((event, step))
         self.grants.extend(step.outcome.grants)
@@ -109,9 +157,14 @@ class _Replay:
         return tick > self.last_arrival and len(self.endings) == len(self.scenario.requests)
 
 
-def replay_rotation(scenario: RotationScenario) -> RotationRun:
-    """Play ``scenario`` until every request has ended; record everything."""
-    replay = _Replay(scenario)
+def replay_rotation(scenario: RotationScenario) -> RotationRun[RotationState]:
+    """Play ``scenario`` through the kernel until every request has ended; record everything."""
+    return drive_rotation(scenario, KERNEL_ENGINE)
+
+
+def drive_rotation(scenario: RotationScenario, engine: RotationEngine[S]) -> RotationRun[S]:
+    """Play ``scenario`` through ``engine`` until every request has ended; record everything."""
+    replay = _Replay(scenario, engine)
     declined = frozenset(r.id for r in scenario.requests if r.declined_at_promotion)
     total_slices = sum(request.slices for request in scenario.requests)
     tick_limit = (
@@ -119,10 +172,10 @@ def replay_rotation(scenario: RotationScenario) -> RotationRun:
         + 2 * (total_slices + 2 * len(scenario.requests))
         + 10
     )
-    ticks: list[TickRecord] = []
+    ticks: list[TickRecord[S]] = []
     tick = 0
     while not replay.settled(tick):
-        if not live_requests(replay.state):
+        if not replay.live():
             # Nothing speculative is alive: jump to the next arrival, so a late
             # arrival costs no idle ticks (an empty worker admits directly).
             tick = min((r.arrive for r in scenario.requests if r.arrive >= tick), default=tick)
@@ -135,13 +188,11 @@ def replay_rotation(scenario: RotationScenario) -> RotationRun:
             step = replay.apply(
                 Arrival(request.id, request.lane, scenario.budget, may_wait=request.may_wait)
             )
-            entered_backlog = request.id in live_requests(replay.state) and (
-                step.outcome.action is None
-            )
+            entered_backlog = request.id in replay.live() and (step.outcome.action is None)
             if request.cancel == "waiting" and entered_backlog:
                 replay.apply(Cancel(request.id))
         for request in scenario.requests:
-            if request.cancel == CancelAtTick(tick) and request.id in live_requests(replay.state):
+            if request.cancel == CancelAtTick(tick) and request.id in replay.live():
                 replay.apply(Cancel(request.id))
         replay.apply(Tick(scenario.budget, scenario.has_classic_work(tick), declined))
         ticks.append(TickRecord(tick, tuple(replay.steps[first:])))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.admission_scenario import key_json, same_keys
@@ -54,7 +55,7 @@ def format_grant_log(grants: Sequence[tuple[RequestId, int]]) -> str:
     return "[" + ",".join(f"({request},{slices})" for request, slices in grants) + "]"
 
 
-def rotation_result(run: RotationRun) -> Verdict:
+def rotation_result(run: RotationRun[Any]) -> Verdict:
     """The contract object of a rotation replay and its verdict."""
     scenario = run.scenario
     outcomes = {str(request.id): run.outcomes[request.id].value for request in scenario.requests}

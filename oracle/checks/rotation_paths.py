@@ -1,0 +1,312 @@
+"""Every small rotation scenario, replayed through kernel and spec: path properties.
+
+The harness's rotation driver (:func:`oracle.harness.rotation_replay.drive_rotation`)
+plays each scenario twice, through the kernel and through the executable spec,
+and the two runs must give the same grant log and the same outcomes. On the
+kernel's run: every request ends exactly once, and every completed job ran as
+many slices as it would alone (stream parity). The worst cases met are
+measured and set beside their paper bounds (docs/oracle.md).
+
+Domain (``n`` requests, ``L`` the level's largest slice count):
+
+- ``n`` = 1..3 requests, each of lane low / normal / high, ``1..L`` slices,
+  arriving at tick 0..2. Requests are listed by arrival tick; requests of one
+  tick are offered in file order, so every order within a tick is its own
+  scenario, while an order across ticks only renames requests.
+- budget 0..3, classic work never or always;
+- variants: none, or one request with one of: cancel while waiting, cancel
+  after its first park, cancel at its arrival tick + 0, 1 or 2, declined at
+  promotion, may not wait. The level says for which ``n`` the variants run.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+
+from oracle.checks.convert import kernel_outcome, spec_event
+from oracle.checks.framework import Check, Counterexample, Level, PaperBound, Partial
+from oracle.harness.rotation_replay import (
+    KERNEL_ENGINE,
+    RotationEngine,
+    RotationRun,
+    Transition,
+    drive_rotation,
+)
+from oracle.harness.rotation_scenario import (
+    CancelAfterPark,
+    CancelAtTick,
+    RotationRequest,
+    RotationScenario,
+)
+from oracle.spec import protocol as spec
+from policy import (
+    BACKLOG_CAP,
+    Ending,
+    Event,
+    Lane,
+    Outcome,
+    RequestId,
+    RotationState,
+    SliceKind,
+)
+
+__all__ = ["ROTATION_PATHS", "SPEC_ENGINE", "scenario_document", "scenarios"]
+
+
+@dataclass(frozen=True, slots=True)
+class _SpecTransition:
+    state: spec.State
+    outcome: Outcome
+
+
+def _spec_apply(state: spec.State, event: Event) -> Transition[spec.State] | str:
+    result = spec.step(state, spec_event(event))
+    if isinstance(result, str):
+        return result
+    return _SpecTransition(result[0], kernel_outcome(result[1]))
+
+
+#: The executable spec as a rotation engine the harness's driver can play.
+SPEC_ENGINE: RotationEngine[spec.State] = RotationEngine(
+    spec.initial_state, _spec_apply, spec.live_requests
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Domain:
+    requests: int  # at most this many requests
+    slices: int  # 1..slices each
+    variants_up_to: int  # variants for scenarios of at most this many requests
+    budgets: tuple[int, ...] = (0, 1, 2, 3)
+
+
+_DOMAIN: Mapping[Level, _Domain] = {
+    "quick": _Domain(requests=2, slices=2, variants_up_to=2, budgets=(1, 2)),
+    "default": _Domain(requests=3, slices=3, variants_up_to=2),
+    "deep": _Domain(requests=3, slices=4, variants_up_to=3),
+}
+_ARRIVALS = (0, 1, 2)
+_CLASSIC = ("never", "always")
+
+
+def _variants(request: RotationRequest) -> Iterator[RotationRequest]:
+    yield replace(request, cancel="waiting")
+    yield replace(request, cancel=CancelAfterPark(1))
+    for later in (0, 1, 2):
+        yield replace(request, cancel=CancelAtTick(request.arrive + later))
+    yield replace(request, declined_at_promotion=True)
+    yield replace(request, may_wait=False)
+
+
+def _request_lists(domain: _Domain, count: int) -> Iterator[tuple[RotationRequest, ...]]:
+    shapes = list(itertools.product(Lane, range(1, domain.slices + 1)))
+    for arrivals in itertools.combinations_with_replacement(_ARRIVALS, count):
+        for chosen in itertools.product(shapes, repeat=count):
+            yield tuple(
+                RotationRequest(f"R{i}", lane, slices, arrive)
+                for i, ((lane, slices), arrive) in enumerate(zip(chosen, arrivals, strict=True))
+            )
+
+
+def scenarios(level: Level, count: int, budget: int) -> Iterator[RotationScenario]:
+    """Every scenario of ``count`` requests at ``budget`` in the level's domain."""
+    domain = _DOMAIN[level]
+    for requests in _request_lists(domain, count):
+        plain = [requests]
+        if count <= domain.variants_up_to:
+            for index, request in enumerate(requests):
+                plain += [
+                    (*requests[:index], variant, *requests[index + 1 :])
+                    for variant in _variants(request)
+                ]
+        for listed, classic in itertools.product(plain, _CLASSIC):
+            yield RotationScenario(
+                name=f"paths-{count}-{budget}",
+                description="",
+                budget=budget,
+                skip_cap=2,
+                classic_work=classic,  # type: ignore[arg-type]
+                requests=listed,
+                expect=None,
+            )
+
+
+def _bounds(level: Level) -> Mapping[str, str]:
+    domain = _DOMAIN[level]
+    return {
+        "requests": f"1..{domain.requests}, lanes low/normal/high, slices 1..{domain.slices},"
+        " arrival ticks 0..2",
+        "budgets": ", ".join(map(str, domain.budgets)),
+        "classic work": "never, always",
+        "variants": f"for up to {domain.variants_up_to} requests: cancel while waiting, after"
+        " the first park, at arrival + 0/1/2 ticks; declined at promotion; may not wait",
+        "skip cap": "2",
+    }
+
+
+def _units(level: Level) -> Sequence[object]:
+    domain = _DOMAIN[level]
+    return [(count, budget) for count in range(1, domain.requests + 1) for budget in domain.budgets]
+
+
+def _first_slices(run: RotationRun[RotationState]) -> dict[RequestId, int]:
+    first: dict[RequestId, int] = {}
+    for record in run.ticks:
+        for _, step in record.steps:
+            action = step.outcome.action
+            if action is not None and action.kind is not SliceKind.ROUND:
+                first.setdefault(action.request, record.tick)
+    return first
+
+
+def _measure(run: RotationRun[RotationState], found: Partial) -> list[str]:
+    """Record the worst cases of one kernel run; return broken path properties."""
+    broken: list[str] = []
+    scenario = run.scenario
+    ended = [record.request for record in run.endings]
+    for request in scenario.requests:
+        times = ended.count(request.id)
+        if times != 1:
+            broken.append(f"request {request.id} ended {times} times")
+    for record in run.ticks:
+        for _, step in record.steps:
+            state = step.state
+            found.observe("largest backlog", len(state.backlog))
+            found.observe("most live sessions", len(state.backlog) + (state.active is not None))
+            found.observe("most decisions passed over", max(
+                (entry.skipped for entry in state.backlog), default=0))  # fmt: skip
+    outcomes = run.outcomes
+    for request in scenario.requests:
+        if outcomes.get(request.id) is Ending.COMPLETED:
+            ran = sum(grant.slices for grant in run.grants if grant.request == request.id)
+            if ran != request.slices:
+                broken.append(f"request {request.id} ran {ran} slices, {request.slices} alone")
+    first = _first_slices(run)
+    for request in scenario.requests:
+        if request.id in first:
+            wait = first[request.id] - request.arrive
+            key = "classic" if scenario.classic_work == "always" else "no classic"
+            found.observe(f"longest wait to first slice, ticks ({key}, budget {scenario.budget})",
+                          wait)  # fmt: skip
+    return broken
+
+
+def _run(level: Level, unit: object) -> Partial:
+    assert isinstance(unit, tuple)
+    count, budget = unit
+    found = Partial()
+    for scenario in scenarios(level, count, budget):
+        found.count("scenarios")
+        kernel = drive_rotation(scenario, KERNEL_ENGINE)
+        expected = drive_rotation(scenario, SPEC_ENGINE)
+        broken = _measure(kernel, found)
+        same = kernel.grant_log == expected.grant_log and kernel.outcomes == expected.outcomes
+        if not same or broken:
+            reason = "; ".join(broken) if same else "kernel and spec disagree"
+            found.disagree(
+                partial(_counterexample, scenario, expected.grant_log, expected.outcomes, reason),
+                len(scenario.requests) * 10 + sum(r.slices for r in scenario.requests),
+            )
+    return found
+
+
+def scenario_document(
+    scenario: RotationScenario,
+    grants: Sequence[tuple[RequestId, int]],
+    outcomes: Mapping[RequestId, Ending],
+) -> dict[str, object]:
+    """``scenario`` as a rotation scenario file expecting ``grants`` and ``outcomes``."""
+    requests: list[dict[str, object]] = []
+    for request in scenario.requests:
+        fields: dict[str, object] = {
+            "id": request.id,
+            "lane": request.lane.label,
+            "slices": request.slices,
+            "arrive": request.arrive,
+        }
+        if not request.may_wait:
+            fields["may_wait"] = False
+        if request.declined_at_promotion:
+            fields["declined_at_promotion"] = True
+        match request.cancel:
+            case "waiting":
+                fields["cancel"] = "waiting"
+            case CancelAfterPark(parks):
+                fields["cancel"] = {"after_park": parks}
+            case CancelAtTick(tick):
+                fields["cancel"] = {"tick": tick}
+        requests.append(fields)
+    classic = scenario.classic_work
+    return {
+        "kind": "rotation",
+        "name": scenario.name,
+        "description": scenario.description,
+        "budget": scenario.budget,
+        "skip_cap": scenario.skip_cap,
+        "classic_work": classic if isinstance(classic, str) else sorted(classic),
+        "requests": requests,
+        "expect": {
+            "grants": [[request, slices] for request, slices in grants],
+            "outcomes": {str(request): ending.value for request, ending in outcomes.items()},
+        },
+    }
+
+
+def _counterexample(
+    scenario: RotationScenario,
+    grants: Sequence[tuple[RequestId, int]],
+    outcomes: Mapping[RequestId, Ending],
+    reason: str,
+) -> Counterexample:
+    described = replace(
+        scenario,
+        name=f"counterexample-rotation-paths-{len(scenario.requests)}-requests",
+        description=f"rotation path check: {reason}; expect is the executable spec's answer.",
+    )
+    shown = ", ".join(
+        f"{r.id} {r.lane.label} {r.slices} slices at {r.arrive}"
+        + (f" cancel {r.cancel}" if r.cancel else "")
+        + (" declined" if r.declined_at_promotion else "")
+        + ("" if r.may_wait else " may not wait")
+        for r in scenario.requests
+    )
+    return Counterexample(
+        "rotation paths",
+        len(scenario.requests) * 10 + sum(r.slices for r in scenario.requests),
+        f"rotation paths: {reason}: budget {scenario.budget}, classic {scenario.classic_work}:"
+        f" {shown}",
+        scenario_document(described, grants, outcomes),
+    )
+
+
+def _paper_bounds(level: Level) -> Mapping[str, PaperBound]:
+    bounds = {
+        "largest backlog": PaperBound(BACKLOG_CAP + 1, "BACKLOG_CAP, plus one parked job"),
+        "most live sessions": PaperBound(BACKLOG_CAP + 1, "the holder and BACKLOG_CAP entries"),
+        "most decisions passed over": PaperBound(
+            2 + 1, "SKIP_CAP + 1: at most one entry stands ahead with as many skips"
+        ),
+    }
+    for budget in _DOMAIN[level].budgets:
+        grant = max(budget, 2)
+        for key, per_slice in (("no classic", 1), ("classic", 2)):
+            bounds[f"longest wait to first slice, ticks ({key}, budget {budget})"] = PaperBound(
+                per_slice if budget == 0 else per_slice * (2 + 2) * grant,
+                "budget 0: one slice (a deferred waiter); else ticks per slice x"
+                " (SKIP_CAP + 2) grants x max(budget, 2) slices",
+            )
+    return bounds
+
+
+ROTATION_PATHS = Check(
+    name="rotation paths",
+    description="every small rotation scenario through kernel and spec: grant logs, outcomes,"
+    " each request ends once, stream parity, worst cases",
+    bounds=_bounds,
+    units=_units,
+    run=_run,
+    paper_bounds=_paper_bounds,
+)

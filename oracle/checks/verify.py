@@ -1,0 +1,261 @@
+"""``policy-kernel verify``: run the exhaustive checks, report, write counterexamples.
+
+Every check's domain is cut into units (see :mod:`oracle.checks.framework`).
+The units of all checks form one task list in a fixed order; ``--shard K/N``
+keeps every N-th task starting at the K-th, so N machines or batch jobs cover
+the list between them, and ``--jobs`` spreads the kept tasks over processes.
+The verdict of a shard speaks for its tasks only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import re
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from oracle.checks.expressions import EXPRESSIONS
+from oracle.checks.framework import Check, Counterexample, Level, Partial, merge
+from oracle.checks.grant_order import GRANT_ORDER
+from oracle.checks.rotation_model import ROTATION_MODEL
+from oracle.checks.rotation_paths import ROTATION_PATHS
+from oracle.checks.selection import SELECTION
+
+__all__ = ["CHECKS", "CheckResult", "Shard", "parse_shard", "run_checks", "verify"]
+
+#: Every check ``verify`` runs, in the order it reports them.
+CHECKS: tuple[Check, ...] = (GRANT_ORDER, ROTATION_MODEL, ROTATION_PATHS, SELECTION, EXPRESSIONS)
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """Shard ``index`` (1-based) of ``count``."""
+
+    index: int = 1
+    count: int = 1
+
+
+def parse_shard(text: str) -> Shard:
+    """``"K/N"`` with 1 <= K <= N.
+
+    >>> parse_shard("2/3")
+    Shard(index=2, count=3)
+    """
+    matched = re.fullmatch(r"([0-9]{1,6})/([0-9]{1,6})", text.strip())
+    if matched is None:
+        raise ValueError(f"--shard must be K/N, such as 1/4, not {text!r}")
+    index, count = int(matched.group(1)), int(matched.group(2))
+    if not 1 <= index <= count:
+        raise ValueError(f"--shard K/N needs 1 <= K <= N, not {text!r}")
+    return Shard(index, count)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One check's merged result."""
+
+    check: Check
+    level: Level
+    found: Partial
+    units: int
+    cpu_seconds: float
+
+    @property
+    def worst_above_bound(self) -> list[str]:
+        bounds = self.check.paper_bounds(self.level)
+        return [
+            name
+            for name, value in self.found.worst.items()
+            if name in bounds and value > bounds[name].value
+        ]
+
+    @property
+    def passed(self) -> bool:
+        return self.found.disagreements == 0 and not self.worst_above_bound
+
+
+def _tasks(level: Level, shard: Shard) -> list[tuple[int, object]]:
+    every = [(index, unit) for index, check in enumerate(CHECKS) for unit in check.units(level)]
+    return [task for number, task in enumerate(every) if number % shard.count == shard.index - 1]
+
+
+def _run_task(task: tuple[Level, int, object]) -> tuple[int, Partial, float]:
+    level, index, unit = task
+    started = time.process_time()
+    found = CHECKS[index].run(level, unit)
+    return index, found, time.process_time() - started
+
+
+def run_checks(
+    level: Level, jobs: int, shard: Shard, progress: TextIO | None = None
+) -> list[CheckResult]:
+    """Run the shard's tasks of every check at ``level`` on ``jobs`` processes."""
+    tasks = [(level, index, unit) for index, unit in _tasks(level, shard)]
+    parts: dict[int, list[Partial]] = {index: [] for index in range(len(CHECKS))}
+    seconds = dict.fromkeys(range(len(CHECKS)), 0.0)
+    results: Iterator[tuple[int, Partial, float]]
+    pool = None
+    if jobs > 1 and len(tasks) > 1:
+        pool = multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)))
+        results = pool.imap_unordered(_run_task, tasks)
+    else:
+        results = map(_run_task, tasks)
+    try:
+        for done, (index, found, cpu) in enumerate(results, start=1):
+            parts[index].append(found)
+            seconds[index] += cpu
+            if progress is not None:
+                progress.write(f"\rverify: {done}/{len(tasks)} units done ({CHECKS[index].name})")
+                progress.flush()
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    if progress is not None:
+        progress.write("\n")
+    return [
+        CheckResult(check, level, merge(parts[index]), len(parts[index]), seconds[index])
+        for index, check in enumerate(CHECKS)
+        if parts[index]
+    ]
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def _write_counterexample(result: CheckResult, folder: Path) -> Path | None:
+    """The smallest replayable counterexample of a failed check, as a scenario file."""
+    replayable = [c for c in result.found.counterexamples if c.scenario]
+    if not replayable:
+        return None
+    smallest = replayable[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"counterexample-{_slug(result.check.name)}.json"
+    path.write_text(json.dumps(smallest.scenario, indent=2, allow_nan=False) + "\n")
+    return path
+
+
+def _counterexample_json(counterexample: Counterexample) -> dict[str, object]:
+    return {
+        "summary": counterexample.summary,
+        "size": counterexample.size,
+        "scenario": dict(counterexample.scenario) or None,
+    }
+
+
+def _result_json(result: CheckResult, written: Path | None) -> dict[str, object]:
+    bounds = result.check.paper_bounds(result.level)
+    worst: dict[str, object] = {}
+    for name, value in sorted(result.found.worst.items()):
+        bound = bounds.get(name)
+        worst[name] = {
+            "measured": value,
+            "bound": None if bound is None else bound.value,
+            "derivation": None if bound is None else bound.derivation,
+        }
+    return {
+        "name": result.check.name,
+        "description": result.check.description,
+        "bounds": dict(result.check.bounds(result.level)),
+        "units": result.units,
+        "counts": dict(sorted(result.found.counts.items())),
+        "worst": worst,
+        "disagreements": result.found.disagreements,
+        "worst_above_bound": result.worst_above_bound,
+        "counterexamples": [_counterexample_json(c) for c in result.found.counterexamples],
+        "counterexample_file": None if written is None else str(written),
+        "cpu_seconds": round(result.cpu_seconds, 2),
+        "passed": result.passed,
+    }
+
+
+def _render(result: CheckResult, written: Path | None, out: TextIO) -> None:
+    check = result.check
+    verdict = "PASS" if result.passed else "FAIL"
+    out.write(
+        f"{check.name}: {verdict} ({result.cpu_seconds:.1f} s of CPU, {result.units} units)\n"
+    )
+    out.write(f"  {check.description}\n")
+    for name, text in check.bounds(result.level).items():
+        out.write(f"  bound   {name}: {text}\n")
+    for name, count in sorted(result.found.counts.items()):
+        out.write(f"  count   {name}: {count:,}\n")
+    bounds = check.paper_bounds(result.level)
+    for name, value in sorted(result.found.worst.items()):
+        bound = bounds.get(name)
+        if bound is None:
+            out.write(f"  worst   {name}: {value}\n")
+        else:
+            mark = "within" if value <= bound.value else "ABOVE"
+            out.write(f"  worst   {name}: {value} ({mark} paper bound {bound.value})\n")
+    if result.found.disagreements:
+        out.write(f"  {result.found.disagreements:,} disagreements; the smallest:\n")
+        for counterexample in result.found.counterexamples:
+            out.write(f"    {counterexample.summary}\n")
+    if written is not None:
+        out.write(
+            f"  counterexample written to {written} (replay it: policy-kernel replay {written})\n"
+        )
+    out.write("\n")
+
+
+def verify(
+    level: Level,
+    *,
+    jobs: int | None = None,
+    shard: Shard = Shard(),
+    as_json: bool = False,
+    out_folder: Path = Path(),
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    """Run the checks and report; 0 when every check passes, 1 otherwise."""
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    started = time.perf_counter()
+    progress = err if err.isatty() else None
+    results = run_checks(level, workers, shard, progress)
+    wall = time.perf_counter() - started
+    written = {
+        result.check.name: None if result.passed else _write_counterexample(result, out_folder)
+        for result in results
+    }
+    passed = sum(result.passed for result in results)
+    failed = len(results) - passed
+    if as_json:
+        document = {
+            "level": level,
+            "shard": f"{shard.index}/{shard.count}",
+            "jobs": workers,
+            "wall_seconds": round(wall, 2),
+            "checks": [_result_json(r, written[r.check.name]) for r in results],
+            "passed": failed == 0,
+        }
+        out.write(json.dumps(document, allow_nan=False) + "\n")
+    else:
+        shard_text = "" if shard.count == 1 else f", shard {shard.index}/{shard.count}"
+        out.write(f"policy-kernel verify: {level} bounds, {workers} jobs{shard_text}\n\n")
+        for result in results:
+            _render(result, written[result.check.name], out)
+        out.write(f"verify: {passed} passed, {failed} failed in {math.ceil(wall)} s\n")
+    return 0 if failed == 0 else 1
+
+
+def level_of(quick: bool, deep: bool) -> Level:
+    return "quick" if quick else "deep" if deep else "default"
+
+
+def known_checks() -> Sequence[str]:
+    return [check.name for check in CHECKS]
+
+
+def bounds_table(level: Level) -> Mapping[str, Mapping[str, str]]:
+    """Every check's bounds at ``level`` (for the docs and ``--help``)."""
+    return {check.name: check.bounds(level) for check in CHECKS}
