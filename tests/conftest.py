@@ -16,6 +16,8 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
 )
+# Mutation testing (docs/mutation.md): fixed examples, so a survivor is one every run agrees on.
+settings.register_profile("mutation", derandomize=True, max_examples=50, deadline=None)
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
 )

@@ -38,6 +38,7 @@ from policy import (
     TickUse,
 )
 from policy.waiting import QueuePolicy, WaitingEntry, dump_policy, expr_to_json
+from policy.waiting.numbers import as_float
 
 __all__ = [
     "kernel_outcome",
@@ -154,5 +155,5 @@ def spec_policy(policy: QueuePolicy) -> spec_selection.SpecPolicy:
 def spec_queue_entry(entry: WaitingEntry) -> spec_selection.SpecEntry:
     attributes: Mapping[str, float | bool] = dict(entry.attributes)
     return spec_selection.SpecEntry(
-        entry.identity, attributes, float(entry.serial), entry.enqueued_at, entry.resumed
+        entry.identity, attributes, as_float(entry.serial), entry.enqueued_at, entry.resumed
     )

@@ -3,7 +3,14 @@
 Every backlog of length 0..``L`` over the three lanes, each entry with a skip
 count 0..``S``, under every skip cap 1..3: ``next_grant_index`` and
 ``take_next_grantee`` of the kernel against the spec's sort and its sentence
-("EVERY other entry's skipped grows by one").
+("EVERY other entry's skipped grows by one"), and ``GrantBacklog.append`` of an
+entry with skips against "goes to the back with skipped = 0".
+
+These disagreements have no replayable scenario: a backlog with arbitrary skip
+counts is not a state a scenario can name, and the protocol never appends an
+entry that has skips (so a kernel whose append kept them would be wrong only
+for a host using the backlog directly). The rotation model check reaches the
+same decisions through the protocol, with scenarios.
 """
 
 from __future__ import annotations
@@ -70,6 +77,13 @@ def _run(level: Level, unit: object) -> Partial:
             if kernel_taken is None
             else (spec_entry(kernel_taken[0]), tuple(spec_entry(e) for e in kernel_taken[1]))
         )
+        # Re-entry at the back with its count reset, for an entry with skips to lose.
+        joining = BacklogEntry("J", Lane.LOW, EntryKind.PARKED, skipped=length + 1)
+        kernel_joined = tuple(spec_entry(e) for e in backlog.append(joining))
+        spec_joined = spec.re_enter(tuple(spec_entry(e) for e in backlog), spec_entry(joining))
+        if kernel_joined != spec_joined:
+            summary = f"grant order: {_describe(entries, cap)}: append keeps a skip count"
+            found.disagree(partial(Counterexample, "grant order", length, summary, {}), length)
         if kernel_index != spec_index or kernel_as_spec != spec_taken:
             summary = (
                 f"grant order: {_describe(entries, cap)}: kernel chose {kernel_index}"

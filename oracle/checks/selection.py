@@ -246,7 +246,8 @@ def _bounds(level: Level) -> Mapping[str, str]:
         " budget_left(engine) with the stage present and absent",
         "policies (two keys)": "k / d, k2 / d2 (both timings); aging and budget keys,"
         " stage present and absent",
-        "attempts": "select_waiting, and attempt_admission with fits always and never",
+        "attempts": "select_waiting, and attempt_admission with fits always, never, and"
+        " every entry but the selected one",
         "moment": "now 4; entry i enqueued at i; budget_left(engine) 4 or absent",
     }
 
@@ -480,10 +481,22 @@ class _Found:
     labels: tuple[str, ...]  # the key values of each entry, as text
     cells: tuple[Mapping[str, float], ...]  # each entry's attributes
     resumed: int
-    fits: bool
+    fits: tuple[str, ...]  # the requests that fit
     answer: tuple[int, tuple[float, ...]] | None  # the spec's selection
     problem: str
     attempt: bool  # found in an attempt (else only in select_waiting)
+
+
+def _fits_unless(chosen: object, entry: object) -> bool:
+    return getattr(entry, "identity", None) != chosen
+
+
+def _fits_text(fits: tuple[str, ...], size: int) -> str:
+    if not fits:
+        return "never"
+    if len(fits) == size:
+        return "always"
+    return "only " + ", ".join(fits)
 
 
 def _counterexample(found: _Found) -> Counterexample:
@@ -498,12 +511,12 @@ def _counterexample(found: _Found) -> Counterexample:
     answer = found.answer
     expect: dict[str, object] = {
         "selected": [] if answer is None else [f"R{answer[0]}"],
-        "admitted_at": [int(NOW)] if answer is not None and found.fits else [],
+        "admitted_at": [int(NOW)] if answer is not None and f"R{answer[0]}" in found.fits else [],
         "keys": [] if answer is None else list(answer[1]),
     }
     summary = (
         f"selection: [{', '.join(found.labels)}] ({found.resumed} resumed), policy"
-        f" {found.case.name}, fits {'always' if found.fits else 'never'}: {found.problem}"
+        f" {found.case.name}, fits {_fits_text(found.fits, size)}: {found.problem}"
     )
     document = attempt_document(
         f"selection-{size}-entries",
@@ -512,7 +525,7 @@ def _counterexample(found: _Found) -> Counterexample:
         requests,
         int(NOW),
         {stage: int(left) for stage, left in found.case.budget_left.items()},
-        [f"R{i}" for i in range(size)] if found.fits else [],
+        list(found.fits),
         expect,
     )
     verdict = replay_verdict(document)
@@ -596,24 +609,44 @@ def run(level: Level, unit: object) -> Partial:
                 queue, kernel_policy, moment, _never,
                 spec.admit(spec_queue, spec_policy, NOW, budget, _never), keys,
             )  # fmt: skip
-            if problem is None and admitted_problem is None and blocked_problem is None:
+            # Every entry fits but the selected one: the attempt must still block
+            # (no fit-first skipping to an entry that would fit).
+            others: tuple[str, ...] = ()
+            others_problem = None
+            if answer is not None and len(values) > 1:
+                chosen = spec_queue[answer[0]].identity
+                others = tuple(str(e.identity) for e in spec_queue if e.identity != chosen)
+                but_chosen = partial(_fits_unless, chosen)
+                others_problem = _attempt(
+                    queue, kernel_policy, moment, but_chosen,
+                    spec.admit(spec_queue, spec_policy, NOW, budget, but_chosen), keys,
+                )  # fmt: skip
+            if (
+                problem is None
+                and admitted_problem is None
+                and blocked_problem is None
+                and others_problem is None
+            ):
                 continue
             report = partial(_Found, case, tuple(labels[v] for v in values),
                              tuple(cells[v] for v in values), resumed)  # fmt: skip
-            if admitted_problem is not None:
-                found.disagree(
-                    partial(_counterexample, report(True, answer, admitted_problem, True)), length
-                )
-            if blocked_problem is not None:
-                found.disagree(
-                    partial(_counterexample, report(False, answer, blocked_problem, True)), length
-                )
+            every = tuple(str(e.identity) for e in spec_queue)
+            for fitting, attempt_problem in (
+                (every, admitted_problem),
+                ((), blocked_problem),
+                (others, others_problem),
+            ):
+                if attempt_problem is not None:
+                    found.disagree(
+                        partial(_counterexample, report(fitting, answer, attempt_problem, True)),
+                        length,
+                    )
             if problem is not None and admitted_problem is None and blocked_problem is None:
-                only = report(True, answer, "select_waiting: " + problem, False)
+                only = report(every, answer, "select_waiting: " + problem, False)
                 found.disagree(partial(_counterexample, only), length)
     found.count("queues", count)
     found.count("policy-moment cases", count * len(plan))
-    found.count("selections compared", count * len(plan) * 3)
+    found.count("selections compared", count * len(plan) * 4)
     return found
 
 

@@ -280,3 +280,16 @@ def take_next_grantee(
         if position != index
     )
     return chosen, others
+
+
+def re_enter(backlog: tuple[SpecEntry, ...], entry: SpecEntry) -> tuple[SpecEntry, ...]:
+    """An entry joins the backlog.
+
+    rotation.md: 'An entry that re-enters the backlog (a job parked again) goes
+    to the back with skipped = 0.' A waiter joins the same way, with no skips.
+
+    >>> [(e.request, e.skipped) for e in re_enter((SpecEntry("A", LOW, False, 2),),
+    ...                                            SpecEntry("B", HIGH, True, 3))]
+    [('A', 2), ('B', 0)]
+    """
+    return (*backlog, replace(entry, skipped=0))

@@ -1,0 +1,339 @@
+"""Rotation protocol rules that mutation testing found unasserted (docs/mutation.md).
+
+Each test states a rule of /work/shared/spec/rotation.md (or docs/rotation.md) and checks the
+whole outcome of the transition: branches, tick use, model action, endings and grant log.
+"""
+
+from __future__ import annotations
+
+from returns.result import Failure
+
+from policy import (
+    Arrival,
+    Branch,
+    Cancel,
+    Ended,
+    Ending,
+    Event,
+    GrantEnd,
+    Lane,
+    ModelAction,
+    Outcome,
+    ProtocolErrorKind,
+    RotationState,
+    RoundResult,
+    SliceKind,
+    Step,
+    Tick,
+    TickUse,
+    apply_event,
+    initial_state,
+)
+from policy.rotation.backlog import EntryKind
+
+N, H, L = Lane.NORMAL, Lane.HIGH, Lane.LOW
+
+
+def run(state: RotationState, *events: Event) -> Step:
+    """Apply events in order; every one must be legal. Returns the last step."""
+    assert events
+    step: Step | None = None
+    for event in events:
+        step = apply_event(state, event).unwrap()
+        state = step.state
+    assert step is not None
+    return step
+
+
+def a_holding_b_waiting(budget: int) -> RotationState:
+    """A admitted directly (its slice 0 done, tick closed), B waiting."""
+    return run(
+        initial_state(),
+        Arrival("A", N, budget),
+        RoundResult(finished=False),
+        Arrival("B", N, budget),
+        Tick(budget),
+    ).state
+
+
+def a_parked_behind_b(budget: int = 1) -> RotationState:
+    """A ran one round and parked behind the waiter B: backlog [B (waiter), A (parked)]."""
+    step = run(a_holding_b_waiting(budget), Tick(budget), RoundResult(finished=False))
+    assert step.outcome.branches == (Branch.EXPIRY_PARK,)
+    return step.state
+
+
+# --- a cancel that arrives while a slice is in flight --------------------------------------------
+
+
+def test_cancel_during_a_round_that_parks_the_job_is_kept_until_its_promotion() -> None:
+    # "A cancel only marks the request ... a job's mark is found by its next round": a cancel
+    # that arrives while the round is in flight must survive that round parking the job.
+    state = run(a_holding_b_waiting(1), Tick(1)).state
+    assert state.active is not None
+    assert state.active.in_flight is SliceKind.ROUND
+    noted = run(state, Cancel("A"))
+    assert noted.outcome == Outcome((Branch.CANCEL_NOTED,))
+    parked = run(noted.state, RoundResult(finished=False))
+    assert parked.outcome.branches == (Branch.EXPIRY_PARK,)
+    assert parked.outcome.ended == ()  # nothing ends at the park itself
+    assert parked.outcome.grants == (GrantEnd("A", 2, parked=True),)
+    assert [(e.request, e.kind, e.cancelled) for e in parked.state.backlog] == [
+        ("B", EntryKind.WAITER, False),
+        ("A", EntryKind.PARKED, True),
+    ]
+    # B's grant: slice 0, checked at once, parks at budget 1 behind A.
+    state = run(parked.state, Tick(1), RoundResult(finished=False)).state
+    step = run(state, Tick(1))
+    assert step.outcome == Outcome(
+        (Branch.PARKED_PROMOTION, Branch.CANCELLED_JOB),
+        use=TickUse.SPECULATIVE,
+        action=None,
+        ended=(Ended("A", Ending.CANCELLED),),
+        grants=(GrantEnd("A", 1, parked=False),),
+    )
+    assert step.state.active is None
+    assert [e.request for e in step.state.backlog] == ["B"]
+
+
+def test_cancel_during_a_round_that_continues_finishes_the_job_at_its_next_round() -> None:
+    state = run(a_holding_b_waiting(8), Tick(8), Cancel("A")).state
+    step = run(state, RoundResult(finished=False))
+    assert step.outcome == Outcome((Branch.CONTINUE,))
+    step = run(step.state, Tick(8))
+    assert step.outcome == Outcome(
+        (Branch.CANCELLED_JOB,),
+        use=TickUse.SPECULATIVE,
+        ended=(Ended("A", Ending.CANCELLED),),
+        grants=(GrantEnd("A", 3, parked=False),),  # slice 0, one round, the no-op slice
+    )
+    assert step.state.active is None
+    assert step.state.yielded
+
+
+# --- a promotion that passes waiters over, then meets a cancelled parked job ----------------------
+
+
+def test_aborted_waiter_and_cancelled_parked_job_both_end_in_one_promotion() -> None:
+    state = run(a_parked_behind_b(), Cancel("B"), Cancel("A")).state
+    step = run(state, Tick(1))
+    assert step.outcome == Outcome(
+        (Branch.CANCELLED_WAITER, Branch.PARKED_PROMOTION, Branch.CANCELLED_JOB),
+        use=TickUse.SPECULATIVE,
+        action=None,
+        ended=(Ended("B", Ending.ABORTED), Ended("A", Ending.CANCELLED)),
+        grants=(GrantEnd("A", 1, parked=False),),
+    )
+    assert step.state.active is None
+    assert len(step.state.backlog) == 0
+
+
+def test_declined_waiter_and_cancelled_parked_job_both_end_in_one_promotion() -> None:
+    state = run(a_parked_behind_b(), Cancel("A")).state
+    step = run(state, Tick(1, declined=frozenset({"B"})))
+    assert step.outcome == Outcome(
+        (Branch.DECLINED_WAITER, Branch.PARKED_PROMOTION, Branch.CANCELLED_JOB),
+        use=TickUse.SPECULATIVE,
+        ended=(Ended("B", Ending.ROUTED_CLASSIC), Ended("A", Ending.CANCELLED)),
+        grants=(GrantEnd("A", 1, parked=False),),
+    )
+    assert step.state.active is None
+    assert len(step.state.backlog) == 0
+
+
+def test_waiters_passed_over_before_a_grant_keep_their_endings() -> None:
+    state = run(
+        initial_state(),
+        Arrival("A", N, 2),
+        RoundResult(finished=False),
+        Arrival("B", N, 2),
+        Arrival("C", N, 2),
+        Cancel("B"),
+        Tick(2),
+    ).state
+    step = run(state, Tick(2))  # A's round: 2 slices, B and C wait, A parks
+    state = run(step.state, RoundResult(finished=False)).state
+    step = run(state, Tick(2))
+    assert step.outcome == Outcome(
+        (Branch.CANCELLED_WAITER, Branch.WAITER_SLICE0),
+        use=TickUse.SPECULATIVE,
+        action=ModelAction("C", SliceKind.GRANT_SLICE0),
+        ended=(Ended("B", Ending.ABORTED),),
+    )
+
+
+# --- every tick says what it was used for and which action runs ----------------------------------
+
+
+def test_direct_admission_outcome_and_state() -> None:
+    step = run(initial_state(), Arrival("A", H, 3))
+    assert step.outcome == Outcome(
+        (Branch.DIRECT_ADMISSION,), use=None, action=ModelAction("A", SliceKind.ADMISSION_SLICE0)
+    )
+    job = step.state.active
+    assert job is not None
+    assert (job.request, job.lane, job.slices_in_grant, job.budget) == ("A", H, 0, 3)
+    assert job.in_flight is SliceKind.ADMISSION_SLICE0
+    assert not job.cancelled
+    assert step.state.yielded
+    assert step.state.acted
+    closed = run(step.state, RoundResult(finished=False), Tick(3, classic_work=True))
+    assert closed.outcome == Outcome((Branch.ADMISSION_TICK,), use=TickUse.SPECULATIVE)
+    assert not closed.state.acted
+    assert closed.state.yielded  # the tick went to speculation: classic work goes next
+
+
+def test_round_tick_outcome() -> None:
+    state = run(initial_state(), Arrival("A", N, 2), RoundResult(finished=False), Tick(2)).state
+    step = run(state, Tick(2))
+    assert step.outcome == Outcome(
+        (Branch.ROUND,), use=TickUse.SPECULATIVE, action=ModelAction("A", SliceKind.ROUND)
+    )
+    assert step.state.yielded
+
+
+def test_waiter_and_parked_promotions_name_their_action() -> None:
+    state = run(a_holding_b_waiting(1), Tick(1), RoundResult(finished=False)).state
+    step = run(state, Tick(1))
+    assert step.outcome == Outcome(
+        (Branch.WAITER_SLICE0,),
+        use=TickUse.SPECULATIVE,
+        action=ModelAction("B", SliceKind.GRANT_SLICE0),
+    )
+    job = step.state.active
+    assert job is not None
+    assert (job.request, job.slices_in_grant, job.budget, job.cancelled) == ("B", 0, 1, False)
+    step = run(step.state, RoundResult(finished=False), Tick(1))
+    assert step.outcome == Outcome(
+        (Branch.PARKED_PROMOTION,),
+        use=TickUse.SPECULATIVE,
+        action=ModelAction("A", SliceKind.ROUND),
+    )
+    job = step.state.active
+    assert job is not None
+    assert (job.request, job.slices_in_grant, job.in_flight) == ("A", 0, SliceKind.ROUND)
+
+
+def test_classic_and_idle_ticks() -> None:
+    state = run(initial_state(), Arrival("A", N, 2), RoundResult(finished=False), Tick(2)).state
+    assert state.yielded
+    classic = run(state, Tick(2, classic_work=True))
+    assert classic.outcome == Outcome((Branch.CLASSIC_TICK,), use=TickUse.CLASSIC)
+    assert not classic.state.yielded
+    assert classic.state.active == state.active  # the holder waits for the next tick
+    idle = run(initial_state(), Tick(2))
+    assert idle.outcome == Outcome((Branch.IDLE_TICK,), use=TickUse.IDLE)
+    assert idle.state == initial_state()
+
+
+def test_finish_and_continue_outcomes() -> None:
+    state = run(initial_state(), Arrival("A", N, 2), RoundResult(finished=False), Tick(2)).state
+    step = run(state, Tick(2), RoundResult(finished=True))
+    assert step.outcome == Outcome(
+        (Branch.FINISH,),
+        ended=(Ended("A", Ending.COMPLETED),),
+        grants=(GrantEnd("A", 2, parked=False),),
+    )
+    assert step.state.active is None
+    cont = run(state, Tick(2), RoundResult(finished=False))
+    assert cont.outcome == Outcome((Branch.CONTINUE,))
+    assert cont.state.active is not None
+    assert (cont.state.active.slices_in_grant, cont.state.active.in_flight) == (2, None)
+
+
+def test_waiting_and_fallback_outcomes() -> None:
+    state = a_holding_b_waiting(2)
+    step = run(state, Arrival("C", L, 2))
+    assert step.outcome == Outcome((Branch.WAITING,))
+    assert [(e.request, e.lane, e.kind, e.skipped) for e in step.state.backlog] == [
+        ("B", N, EntryKind.WAITER, 0),
+        ("C", L, EntryKind.WAITER, 0),
+    ]
+    full = run(step.state, Arrival("D", H, 2))
+    assert full.outcome == Outcome((Branch.CLASSIC_FALLBACK,), ended=(Ended("D", Ending.CLASSIC),))
+    assert full.state == step.state
+
+
+def test_budget_zero_sends_a_concurrent_request_to_classic_decode() -> None:
+    # backlog_admits(len, 0) is false: rotation disabled, the pre-rotation behaviour.
+    state = run(initial_state(), Arrival("A", N, 0), RoundResult(finished=False), Tick(0)).state
+    step = run(state, Arrival("B", N, 0))
+    assert step.outcome == Outcome((Branch.CLASSIC_FALLBACK,), ended=(Ended("B", Ending.CLASSIC),))
+
+
+def test_a_request_that_may_not_wait_falls_back_even_when_the_slot_is_free() -> None:
+    # Slot free but this tick's action spent by an instant finish: waiting is the only way in.
+    state = run(initial_state(), Arrival("A", N, 2), RoundResult(finished=True)).state
+    step = run(state, Arrival("B", N, 2, may_wait=False))
+    assert step.outcome == Outcome((Branch.CLASSIC_FALLBACK,), ended=(Ended("B", Ending.CLASSIC),))
+
+
+# --- illegal events, and their texts -------------------------------------------------------------
+
+
+def test_negative_budget_is_refused_before_anything_else() -> None:
+    in_flight = run(initial_state(), Arrival("A", N, 2)).state
+    # A duplicate arrival with a negative budget: the budget is reported first.
+    refused = apply_event(in_flight, Arrival("A", N, -1))
+    assert isinstance(refused, Failure)
+    assert refused.failure().kind is ProtocolErrorKind.NEGATIVE_BUDGET
+    # A tick with a negative budget while a result is pending: the budget again.
+    refused = apply_event(in_flight, Tick(-1))
+    assert isinstance(refused, Failure)
+    assert refused.failure().kind is ProtocolErrorKind.NEGATIVE_BUDGET
+    # Budget 0 is legal.
+    assert run(initial_state(), Arrival("A", N, 0)).outcome.branches == (Branch.DIRECT_ADMISSION,)
+    assert run(initial_state(), Tick(0)).outcome.branches == (Branch.IDLE_TICK,)
+
+
+def test_protocol_error_texts() -> None:
+    kinds = ProtocolErrorKind
+    texts = {kind: kind.value for kind in kinds}
+    assert texts == {
+        kinds.NO_ACTION_IN_FLIGHT: "a round result arrived with no model action in flight",
+        kinds.RESULT_PENDING: "the previous model action's result has not arrived",
+        kinds.UNKNOWN_REQUEST: "the request is not on the speculative path",
+        kinds.DUPLICATE_REQUEST: "the request is already on the speculative path",
+        kinds.NEGATIVE_BUDGET: "a grant budget must be >= 0",
+    }
+    refused = apply_event(initial_state(), Cancel("Z"))
+    assert isinstance(refused, Failure)
+    assert str(refused.failure()) == (
+        "the request is not on the speculative path: Cancel(request='Z')"
+    )
+
+
+def test_cancel_of_a_waiter_marks_only_that_waiter() -> None:
+    state = run(a_holding_b_waiting(2), Arrival("C", N, 2)).state
+    step = run(state, Cancel("C"))
+    assert step.outcome == Outcome((Branch.CANCEL_NOTED,))
+    assert [(e.request, e.cancelled) for e in step.state.backlog] == [("B", False), ("C", True)]
+    assert step.state.active == state.active
+
+
+def test_a_promotion_that_finds_nobody_leaves_an_empty_backlog() -> None:
+    # Both waiters are passed over (aborted, routed to classic); each ends exactly once, and the
+    # empty slot with an empty backlog admits the next arrival directly.
+    state = run(
+        initial_state(),
+        Arrival("A", N, 2),
+        RoundResult(finished=False),
+        Arrival("B", N, 2),
+        Arrival("C", N, 2),
+        Tick(2),
+        Tick(2),
+        RoundResult(finished=True),  # A completes: the slot is free, B and C wait
+        Cancel("B"),
+    ).state
+    step = run(state, Tick(2, declined=frozenset({"C"})))
+    assert step.outcome == Outcome(
+        (Branch.CANCELLED_WAITER, Branch.DECLINED_WAITER, Branch.IDLE_TICK),
+        use=TickUse.IDLE,
+        ended=(Ended("B", Ending.ABORTED), Ended("C", Ending.ROUTED_CLASSIC)),
+    )
+    assert len(step.state.backlog) == 0
+    assert step.state.active is None
+    again = run(step.state, Tick(2))
+    assert again.outcome == Outcome((Branch.IDLE_TICK,), use=TickUse.IDLE)
+    admitted = run(step.state, Arrival("D", N, 2))
+    assert admitted.outcome.branches == (Branch.DIRECT_ADMISSION,)
