@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-from oracle.cli import main
 from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_scenario import AdmissionScenario, key_json, same_keys
 from oracle.harness.attempt_engine import AttemptRun, attempt_document, attempt_queue
 from oracle.harness.scenarios import golden_paths, load_scenario
+from tests.replay_helpers import assert_refused_in_one_line, replay, write
 
 GOLDEN = next(path for path in golden_paths() if path.name == "attempt-nan-loses-to-inf.json")
-
-
-def replay(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    status = main(["replay", *argv], out=out)
-    return status, out.getvalue()
-
-
-def write(tmp_path: Path, doc: object, name: str = "case.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(doc))
-    return path
 
 
 def load(path: Path) -> AdmissionScenario:
@@ -353,13 +340,7 @@ BAD_FILES: list[tuple[dict[str, object], str]] = [
 def test_bad_attempt_files_exit_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict[str, object], message: str
 ) -> None:
-    path = write(tmp_path, doc)
-    status, _ = replay(str(path))
-    error = capsys.readouterr().err
-    assert status == 2
-    assert error.count("\n") == 1, error
-    assert error.startswith(f"policy-kernel: {path}: ")
-    assert message in error, error
+    assert_refused_in_one_line(tmp_path, capsys, doc, message)
 
 
 def test_keys_are_refused_for_the_other_engines(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -10,17 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from oracle.cli import main
 from oracle.harness.scenarios import golden_paths
+from tests.replay_helpers import assert_refused_in_one_line, replay, write
 
 BUDGET_2 = "[(A,2),(B,2),(A,2),(B,1)]"
 BUDGET_1 = "[(A,2),(B,1),(A,1),(B,1),(A,1),(B,1)]"
-
-
-def replay(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    status = main(["replay", *argv], out=out)
-    return status, out.getvalue()
 
 
 def test_replay_of_the_golden_scenarios() -> None:
@@ -53,12 +46,6 @@ def test_json_objects_follow_the_contract() -> None:
         "outcomes": {"A": "completed", "B": "completed"},
         "passed": True,
     }
-
-
-def write(tmp_path: Path, doc: object, name: str = "case.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(doc))
-    return path
 
 
 def rotation_doc(**changes: object) -> dict[str, object]:
@@ -143,13 +130,7 @@ BAD_FILES: list[tuple[object, str]] = [
 def test_bad_files_exit_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: object, message: str
 ) -> None:
-    path = write(tmp_path, doc)
-    status, _ = replay(str(path))
-    error = capsys.readouterr().err
-    assert status == 2
-    assert error.count("\n") == 1, error
-    assert error.startswith(f"policy-kernel: {path}: ")
-    assert message in error
+    assert_refused_in_one_line(tmp_path, capsys, doc, message)
 
 
 @pytest.mark.parametrize(

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from oracle.cli import main
 from oracle.harness.rotation_events import (
     REFUSALS,
     RotationEventsScenario,
@@ -30,20 +28,9 @@ from policy import (
     apply_event,
     initial_state,
 )
+from tests.replay_helpers import assert_refused_in_one_line, replay, write
 
 GOLDEN = next(path for path in golden_paths() if path.name == "events-budget-2.json")
-
-
-def replay(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    status = main(["replay", *argv], out=out)
-    return status, out.getvalue()
-
-
-def write(tmp_path: Path, doc: object, name: str = "case.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(doc))
-    return path
 
 
 def load(path: Path) -> RotationEventsScenario:
@@ -338,13 +325,7 @@ BAD_FILES: list[tuple[dict[str, object], str]] = [
 def test_bad_events_files_exit_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict[str, object], message: str
 ) -> None:
-    path = write(tmp_path, doc)
-    status, _ = replay(str(path))
-    error = capsys.readouterr().err
-    assert status == 2
-    assert error.count("\n") == 1, error
-    assert error.startswith(f"policy-kernel: {path}: ")
-    assert message in error, error
+    assert_refused_in_one_line(tmp_path, capsys, doc, message)
 
 
 def test_a_bad_observation_shape_is_refused(

@@ -120,17 +120,25 @@ def spec_step(step: Step) -> tuple[spec.State, spec.Outcome]:
     return spec_state(step.state), spec_outcome(step.outcome)
 
 
+# Enum lookups by value, as plain dicts: ``Branch(name)`` costs far more, and the
+# rotation path check converts every spec outcome.
+_BRANCHES = {branch.value: branch for branch in Branch}
+_USES = {use.value: use for use in TickUse}
+_KINDS = {kind.value: kind for kind in SliceKind}
+_ENDINGS = {ending.value: ending for ending in Ending}
+
+
 def kernel_outcome(outcome: spec.Outcome) -> Outcome:
     """A spec outcome in the kernel's types, for the harness's rotation driver."""
     action = None
     if outcome.action is not None:
         request, kind = outcome.action
-        action = ModelAction(request, SliceKind(kind))
+        action = ModelAction(request, _KINDS[kind])
     return Outcome(
-        branches=tuple(Branch(name) for name in outcome.branches),
-        use=None if outcome.use is None else TickUse(outcome.use),
+        branches=tuple(_BRANCHES[name] for name in outcome.branches),
+        use=None if outcome.use is None else _USES[outcome.use],
         action=action,
-        ended=tuple(Ended(request, Ending(ending)) for request, ending in outcome.ended),
+        ended=tuple(Ended(request, _ENDINGS[ending]) for request, ending in outcome.ended),
         grants=tuple(
             GrantEnd(request, slices, parked) for request, slices, parked in outcome.grants
         ),

@@ -113,3 +113,5 @@ class Check:
     units: Callable[[Level], Sequence[object]]
     run: Callable[[Level, object], Partial]
     paper_bounds: Callable[[Level], Mapping[str, PaperBound]] = field(default=lambda _level: {})
+    #: Units of heavier checks are handed to workers first, so that they finish together.
+    weight: int = 0

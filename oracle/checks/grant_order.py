@@ -60,27 +60,33 @@ def _run(level: Level, unit: object) -> Partial:
     _, skips = _DOMAIN[level]
     found = Partial()
     cells = [(lane, skipped) for lane in Lane for skipped in range(skips + 1)]
-    for entries in itertools.product(cells, repeat=length):
+    # Every entry a backlog of this unit can hold, built once (kernel and spec side).
+    kernel_cells = [
+        [
+            BacklogEntry(f"R{i}", lane, EntryKind.PARKED if i % 2 else EntryKind.WAITER, s)
+            for lane, s in cells
+        ]
+        for i in range(length)
+    ]
+    spec_cells = [[spec_entry(entry) for entry in row] for row in kernel_cells]
+    joining = BacklogEntry("J", Lane.LOW, EntryKind.PARKED, skipped=length + 1)
+    for chosen in itertools.product(range(len(cells)), repeat=length):
         found.count("backlogs")
-        backlog = GrantBacklog(
-            pvector(
-                BacklogEntry(f"R{i}", lane, EntryKind.PARKED if i % 2 else EntryKind.WAITER, s)
-                for i, (lane, s) in enumerate(entries)
-            )
-        )
+        entries = [cells[c] for c in chosen]
+        backlog = GrantBacklog(pvector(kernel_cells[i][c] for i, c in enumerate(chosen)))
+        spec_backlog = tuple(spec_cells[i][c] for i, c in enumerate(chosen))
         kernel_index = next_grant_index(entries, cap).value_or(None)
         spec_index = spec.next_grant_index([(int(lane), s) for lane, s in entries], cap)
         kernel_taken = take_next_grantee(backlog, cap).value_or(None)
-        spec_taken = spec.take_next_grantee(tuple(spec_entry(e) for e in backlog), cap)
+        spec_taken = spec.take_next_grantee(spec_backlog, cap)
         kernel_as_spec = (
             None
             if kernel_taken is None
             else (spec_entry(kernel_taken[0]), tuple(spec_entry(e) for e in kernel_taken[1]))
         )
         # Re-entry at the back with its count reset, for an entry with skips to lose.
-        joining = BacklogEntry("J", Lane.LOW, EntryKind.PARKED, skipped=length + 1)
         kernel_joined = tuple(spec_entry(e) for e in backlog.append(joining))
-        spec_joined = spec.re_enter(tuple(spec_entry(e) for e in backlog), spec_entry(joining))
+        spec_joined = spec.re_enter(spec_backlog, spec_entry(joining))
         if kernel_joined != spec_joined:
             summary = f"grant order: {_describe(entries, cap)}: append keeps a skip count"
             found.disagree(partial(Counterexample, "grant order", length, summary, {}), length)

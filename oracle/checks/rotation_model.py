@@ -67,7 +67,7 @@ __all__ = ["ROTATION_MODEL", "explore"]
 #: level -> (skip caps, largest budget, deepest state explored: None for every reachable one)
 _DOMAIN: Mapping[Level, tuple[tuple[int, ...], int, int | None]] = {
     "quick": ((1, 2), 1, 10),
-    "default": ((1, 2, 3), 1, None),
+    "default": ((1, 2), 1, None),
     "deep": ((1, 2, 3, 4), 3, None),
 }
 UNKNOWN = "X"  # a request never on the speculative path
@@ -399,4 +399,5 @@ ROTATION_MODEL = Check(
     units=_units,
     run=_run,
     paper_bounds=_paper_bounds,
+    weight=2,
 )

@@ -81,11 +81,19 @@ class _Domain:
     slices: int  # 1..slices each
     variants_up_to: int  # variants for scenarios of at most this many requests
     budgets: tuple[int, ...] = (0, 1, 2, 3)
+    #: budgets for scenarios of the most requests (budget 0 makes nobody wait but a
+    #: request deferred by an instant finish, which two requests already show)
+    largest_budgets: tuple[int, ...] | None = None
+
+    def budgets_for(self, count: int) -> tuple[int, ...]:
+        if count == self.requests and self.largest_budgets is not None:
+            return self.largest_budgets
+        return self.budgets
 
 
 _DOMAIN: Mapping[Level, _Domain] = {
     "quick": _Domain(requests=2, slices=2, variants_up_to=2, budgets=(1, 2)),
-    "default": _Domain(requests=3, slices=3, variants_up_to=2),
+    "default": _Domain(requests=3, slices=3, variants_up_to=2, largest_budgets=(1, 2, 3)),
     "deep": _Domain(requests=3, slices=4, variants_up_to=3),
 }
 _ARRIVALS = (0, 1, 2)
@@ -139,7 +147,12 @@ def _bounds(level: Level) -> Mapping[str, str]:
     return {
         "requests": f"1..{domain.requests}, lanes low/normal/high, slices 1..{domain.slices},"
         " arrival ticks 0..2",
-        "budgets": ", ".join(map(str, domain.budgets)),
+        "budgets": ", ".join(map(str, domain.budgets))
+        + (
+            ""
+            if domain.largest_budgets is None
+            else f" ({', '.join(map(str, domain.largest_budgets))} for {domain.requests} requests)"
+        ),
         "classic work": "never, always",
         "variants": f"for up to {domain.variants_up_to} requests: cancel while waiting, after"
         " the first park, at arrival + 0/1/2 ticks; declined at promotion; may not wait",
@@ -149,7 +162,12 @@ def _bounds(level: Level) -> Mapping[str, str]:
 
 def _units(level: Level) -> Sequence[object]:
     domain = _DOMAIN[level]
-    return [(count, budget) for count in range(1, domain.requests + 1) for budget in domain.budgets]
+    # The largest units first, so that workers finish together.
+    return [
+        (count, budget)
+        for count in range(domain.requests, 0, -1)
+        for budget in domain.budgets_for(count)
+    ]
 
 
 def _first_slices(run: RotationRun[RotationState]) -> dict[RequestId, int]:
@@ -309,4 +327,5 @@ ROTATION_PATHS = Check(
     units=_units,
     run=_run,
     paper_bounds=_paper_bounds,
+    weight=1,
 )

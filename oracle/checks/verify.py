@@ -82,7 +82,8 @@ class CheckResult:
 
 
 def _tasks(level: Level, shard: Shard) -> list[tuple[int, object]]:
-    every = [(index, unit) for index, check in enumerate(CHECKS) for unit in check.units(level)]
+    heaviest_first = sorted(range(len(CHECKS)), key=lambda index: -CHECKS[index].weight)
+    every = [(index, unit) for index in heaviest_first for unit in CHECKS[index].units(level)]
     return [task for number, task in enumerate(every) if number % shard.count == shard.index - 1]
 
 
