@@ -148,6 +148,12 @@ MUTANTS = [
         "if True:",
     ),
     Mutant(
+        "keys evaluated at selection under enqueue timing",
+        "policy/waiting/select.py",
+        'if policy.timing == "enqueue":',
+        "if False:",
+    ),
+    Mutant(
         "fit-first skipping",
         "policy/waiting/select.py",
         "if not fits(selection.entry):\n        return Blocked(selection, queue)",

@@ -69,10 +69,27 @@ class Partial:
         """Count a disagreement; build its counterexample only if it may be kept."""
         self.disagreements += 1
         kept = self.counterexamples
-        if len(kept) < KEPT_COUNTEREXAMPLES or size < max(c.size for c in kept):
+        if (
+            len(kept) < KEPT_COUNTEREXAMPLES
+            or size < max(c.size for c in kept)
+            or not any(c.scenario for c in kept)
+        ):
             kept.append(counterexample())
-            kept.sort(key=lambda c: (c.size, c.summary))
-            del kept[KEPT_COUNTEREXAMPLES:]
+            _keep_smallest(kept)
+
+
+def _order(counterexample: Counterexample) -> tuple[int, str]:
+    return (counterexample.size, counterexample.summary)
+
+
+def _keep_smallest(kept: list[Counterexample]) -> None:
+    """The smallest counterexamples, and the smallest replayable one among them even
+    when smaller ones cannot be replayed (only a replayable one is written to a file)."""
+    kept.sort(key=_order)
+    replayable = next((c for c in kept if c.scenario), None)
+    del kept[KEPT_COUNTEREXAMPLES:]
+    if replayable is not None and replayable not in kept:
+        kept[-1] = replayable
 
 
 def merge(parts: Sequence[Partial]) -> Partial:
@@ -85,8 +102,7 @@ def merge(parts: Sequence[Partial]) -> Partial:
             total.observe(name, value)
         total.disagreements += part.disagreements
         total.counterexamples.extend(part.counterexamples)
-    total.counterexamples.sort(key=lambda c: (c.size, c.summary))
-    del total.counterexamples[KEPT_COUNTEREXAMPLES:]
+    _keep_smallest(total.counterexamples)
     return total
 
 

@@ -75,18 +75,23 @@ def _run(level: Level, unit: object) -> Partial:
         entries = [cells[c] for c in chosen]
         backlog = GrantBacklog(pvector(kernel_cells[i][c] for i, c in enumerate(chosen)))
         spec_backlog = tuple(spec_cells[i][c] for i, c in enumerate(chosen))
-        kernel_index = next_grant_index(entries, cap).value_or(None)
         spec_index = spec.next_grant_index([(int(lane), s) for lane, s in entries], cap)
-        kernel_taken = take_next_grantee(backlog, cap).value_or(None)
         spec_taken = spec.take_next_grantee(spec_backlog, cap)
+        # Re-entry at the back with its count reset, for an entry with skips to lose.
+        spec_joined = spec.re_enter(spec_backlog, spec_entry(joining))
+        try:
+            kernel_index = next_grant_index(entries, cap).value_or(None)
+            kernel_taken = take_next_grantee(backlog, cap).value_or(None)
+            kernel_joined = tuple(spec_entry(e) for e in backlog.append(joining))
+        except Exception as error:  # the decisions never raise: that is a finding too
+            summary = f"grant order: {_describe(entries, cap)}: kernel raised {error!r}"
+            found.disagree(partial(Counterexample, "grant order", length, summary, {}), length)
+            continue
         kernel_as_spec = (
             None
             if kernel_taken is None
             else (spec_entry(kernel_taken[0]), tuple(spec_entry(e) for e in kernel_taken[1]))
         )
-        # Re-entry at the back with its count reset, for an entry with skips to lose.
-        kernel_joined = tuple(spec_entry(e) for e in backlog.append(joining))
-        spec_joined = spec.re_enter(spec_backlog, spec_entry(joining))
         if kernel_joined != spec_joined:
             summary = f"grant order: {_describe(entries, cap)}: append keeps a skip count"
             found.disagree(partial(Counterexample, "grant order", length, summary, {}), length)

@@ -240,8 +240,15 @@ def explore(
             events_by_shape[shape] = events
         for event, as_spec in events:
             stats.transitions += 1
-            kernel = apply_event(node.state, event)
             expected = spec.step(spec_before, as_spec)  # type: ignore[arg-type]
+            try:
+                kernel = apply_event(node.state, event)
+            except Exception as error:  # the kernel never raises: that is a finding too
+                reason = f"kernel raised {type(error).__name__}: {error}"
+                found.disagree(
+                    partial(_counterexample, parents, key, event, reason, skip_cap), depth + 1
+                )
+                continue
             if isinstance(kernel, Failure):
                 stats.refused += 1
                 if spec_error(kernel.failure()) != expected:
@@ -340,9 +347,15 @@ def _counterexample(
     skip_cap: int,
 ) -> Counterexample:
     events = _real_events(_path(parents, key), event)
+    both = (
+        ""
+        if reason == _DISAGREE
+        else " (kernel and spec agree: the invariant breaks in both, so the file replays the"
+        " run and passes)"
+    )
     scenario = events_scenario(
         f"counterexample-rotation-model-{len(events)}-events",
-        f"rotation model check, skip cap {skip_cap}: {reason} at event {len(events) - 1}.",
+        f"rotation model check, skip cap {skip_cap}: {reason} at event {len(events) - 1}{both}.",
         skip_cap,
         events,
     )
@@ -350,7 +363,7 @@ def _counterexample(
         "rotation protocol",
         len(events),
         f"rotation protocol: {reason} after {len(events)} events (skip cap {skip_cap}),"
-        f" last {event}",
+        f" last {event}{both}",
         scenario,
     )
 

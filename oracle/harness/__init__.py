@@ -2,7 +2,8 @@
 
 JSON field reading with paths (``fields``), scenario files (``scenarios``,
 ``rotation_scenario``, ``admission_scenario``), the rotation driver
-(``rotation_replay``), the admission engines (``pool_engine``, ``step_engine``,
-``admission_replay``, ``admission_run``) and verdicts against ``expect``
-(``verdicts``).
+(``rotation_replay``, which plays the kernel or any other rotation engine),
+exact event lists (``rotation_events``), the admission engines
+(``pool_engine``, ``step_engine``, ``attempt_engine``, ``admission_replay``,
+``admission_run``) and verdicts against ``expect`` (``verdicts``).
 """
