@@ -77,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     size = verify.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_true", help="small bounds (about 15 s)")
+    size.add_argument("--quick", action="store_true", help="small bounds (about 15-20 s)")
     size.add_argument("--deep", action="store_true", help="large bounds (many minutes)")
     verify.add_argument(
         "--jobs",
