@@ -148,7 +148,7 @@ def test_the_model_check_catches_a_broken_kernel(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A fast mutant: expiry with ``>`` for ``>=``, seen within 6 events."""
-    _, clean = explore(2, 1, max_depth=6)
+    clean = explore(2, 1, max_depth=6)
     assert clean.disagreements == 0
 
     def expired_late(slices_in_grant: int, budget: int, backlog_pending: bool) -> bool:
@@ -156,7 +156,7 @@ def test_the_model_check_catches_a_broken_kernel(
 
     assert vars(protocol)["slice_grant_expired"] is decisions.slice_grant_expired
     monkeypatch.setattr(protocol, "slice_grant_expired", expired_late)
-    _, broken = explore(2, 1, max_depth=6)
+    broken = explore(2, 1, max_depth=6)
     assert broken.disagreements > 0
     smallest = broken.counterexamples[0]
     file = tmp_path / "counterexample.json"

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyrsistent import pvector
-
 from oracle.spec import grant_order as spec_order
 from oracle.spec import protocol as spec
 from oracle.spec import selection as spec_selection
@@ -24,16 +22,13 @@ from policy import (
     Ending,
     EntryKind,
     Event,
-    GrantBacklog,
     GrantEnd,
-    Lane,
     ModelAction,
     Outcome,
     ProtocolError,
     RotationState,
     RoundResult,
     SliceKind,
-    Step,
     Tick,
     TickUse,
 )
@@ -49,7 +44,6 @@ __all__ = [
     "spec_policy",
     "spec_queue_entry",
     "spec_state",
-    "spec_step",
 ]
 
 SpecEvent = spec.Arrival | spec.Tick | spec.RoundResult | spec.Cancel
@@ -63,11 +57,6 @@ def spec_entry(entry: BacklogEntry) -> spec_order.SpecEntry:
         entry.request, int(entry.lane), entry.kind is EntryKind.PARKED, entry.skipped,
         entry.cancelled,
     )  # fmt: skip
-
-
-def kernel_entry(entry: spec_order.SpecEntry) -> BacklogEntry:
-    kind = EntryKind.PARKED if entry.parked else EntryKind.WAITER
-    return BacklogEntry(entry.request, Lane(entry.lane), kind, entry.skipped, entry.cancelled)
 
 
 def _spec_job(job: ActiveJob) -> spec.Job:
@@ -116,10 +105,6 @@ def spec_error(error: ProtocolError) -> str:
     return error.kind.name.lower().replace("_", " ")
 
 
-def spec_step(step: Step) -> tuple[spec.State, spec.Outcome]:
-    return spec_state(step.state), spec_outcome(step.outcome)
-
-
 # Enum lookups by value, as plain dicts: ``Branch(name)`` costs far more, and the
 # rotation path check converts every spec outcome.
 _BRANCHES = {branch.value: branch for branch in Branch}
@@ -143,10 +128,6 @@ def kernel_outcome(outcome: spec.Outcome) -> Outcome:
             GrantEnd(request, slices, parked) for request, slices, parked in outcome.grants
         ),
     )
-
-
-def kernel_backlog(entries: tuple[spec_order.SpecEntry, ...]) -> GrantBacklog:
-    return GrantBacklog(pvector(kernel_entry(entry) for entry in entries))
 
 
 # ------------------------------------------------------------------ waiting selection

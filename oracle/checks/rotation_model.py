@@ -79,6 +79,7 @@ class _Node:
 
     state: RotationState
     actions_this_tick: int  # model actions handed out since the last Tick
+    live: tuple[RequestId, ...]  # live_requests(state), computed once per state
 
 
 _CANONICAL_NAMES = tuple(f"R{index}" for index in range(8))
@@ -147,7 +148,7 @@ def _transition_violations(node: _Node, event: Event, step: Step) -> list[str]:
             broken.append(f"{actions} model actions in one tick")
     if any(grant.parked for grant in outcome.grants) and not node.state.backlog:
         broken.append("an uncontended job parked")
-    before = live_requests(node.state)
+    before = node.live
     after = live_requests(step.state)
     if not outcome.ended and not isinstance(event, Arrival) and before == after:
         return broken  # the common case: nobody came or went
@@ -167,16 +168,6 @@ def _transition_violations(node: _Node, event: Event, step: Step) -> list[str]:
             f" ended {ended}, live after {list(after)}"
         )
     return broken
-
-
-@dataclass(slots=True)
-class Exploration:
-    """What one breadth-first search found."""
-
-    states: int = 0
-    transitions: int = 0
-    refused: int = 0
-    depth: int = 0
 
 
 _Key = tuple[object, ...]
@@ -212,17 +203,15 @@ def _key(state: RotationState, actions: int) -> _Key:
     return (job, entries, state.yielded, state.acted, actions)
 
 
-def explore(
-    skip_cap: int, largest_budget: int, max_depth: int | None = None
-) -> tuple[Exploration, Partial]:
+def explore(skip_cap: int, largest_budget: int, max_depth: int | None = None) -> Partial:
     """Explore every reachable state at ``skip_cap`` (or those within ``max_depth``
     events of the initial state); compare kernel and spec on every transition (see
     the module docstring for the event domain and the abstraction)."""
     budgets = range(largest_budget + 1)
     clamp = largest_budget + 1
     found = Partial()
-    stats = Exploration()
-    start = _Node(initial_state(skip_cap), 0)
+    states = transitions = refused = deepest = 0
+    start = _Node(initial_state(skip_cap), 0, ())
     start_key = _key(start.state, 0)
     # parent pointers: state -> (parent, event in the parent's names, renaming after it)
     parents: dict[_Key, tuple[_Key, Event, dict[RequestId, str]] | None] = {start_key: None}
@@ -230,8 +219,8 @@ def explore(
     events_by_shape: dict[object, list[tuple[Event, object]]] = {}
     while frontier:
         node, key, depth = frontier.popleft()
-        stats.states += 1
-        stats.depth = max(stats.depth, depth)
+        states += 1
+        deepest = max(deepest, depth)
         spec_before = spec_state(node.state)
         shape = (len(node.state.backlog), node.state.active is None, node.state.acted)
         events = events_by_shape.get(shape)
@@ -239,7 +228,7 @@ def explore(
             events = [(event, spec_event(event)) for event in _events(node.state, budgets)]
             events_by_shape[shape] = events
         for event, as_spec in events:
-            stats.transitions += 1
+            transitions += 1
             expected = spec.step(spec_before, as_spec)  # type: ignore[arg-type]
             try:
                 kernel = apply_event(node.state, event)
@@ -250,7 +239,7 @@ def explore(
                 )
                 continue
             if isinstance(kernel, Failure):
-                stats.refused += 1
+                refused += 1
                 if spec_error(kernel.failure()) != expected:
                     found.disagree(
                         partial(_counterexample, parents, key, event, _DISAGREE, skip_cap),
@@ -274,7 +263,8 @@ def explore(
             if successor_key not in parents and (max_depth is None or depth < max_depth):
                 # State properties do not depend on names: measure and check each state once.
                 found.observe("largest backlog", len(canonical.backlog))
-                found.observe("most live sessions", len(live_requests(canonical)))
+                live = live_requests(canonical)
+                found.observe("most live sessions", len(live))
                 found.observe(
                     f"largest skip count (skip cap {skip_cap})",
                     max((e.skipped for e in canonical.backlog), default=0),
@@ -285,13 +275,13 @@ def explore(
                         depth + 1,
                     )
                 parents[successor_key] = (key, event, names)
-                frontier.append((_Node(canonical, actions), successor_key, depth + 1))
-    found.count(f"states (skip cap {skip_cap})", stats.states)
-    found.count("states", stats.states)
-    found.count("transitions", stats.transitions)
-    found.count("refused events", stats.refused)
-    found.observe("depth", stats.depth)
-    return stats, found
+                frontier.append((_Node(canonical, actions, live), successor_key, depth + 1))
+    found.count(f"states (skip cap {skip_cap})", states)
+    found.count("states", states)
+    found.count("transitions", transitions)
+    found.count("refused events", refused)
+    found.observe("depth", deepest)
+    return found
 
 
 _DISAGREE = "kernel and spec disagree"
@@ -387,7 +377,7 @@ def _units(level: Level) -> Sequence[object]:
 def _run(level: Level, unit: object) -> Partial:
     assert isinstance(unit, int)
     _, largest, depth = _DOMAIN[level]
-    return explore(unit, largest, depth)[1]
+    return explore(unit, largest, depth)
 
 
 def _paper_bounds(level: Level) -> Mapping[str, PaperBound]:

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -251,12 +251,3 @@ def verify(
 
 def level_of(quick: bool, deep: bool) -> Level:
     return "quick" if quick else "deep" if deep else "default"
-
-
-def known_checks() -> Sequence[str]:
-    return [check.name for check in CHECKS]
-
-
-def bounds_table(level: Level) -> Mapping[str, Mapping[str, str]]:
-    """Every check's bounds at ``level`` (for the docs and ``--help``)."""
-    return {check.name: check.bounds(level) for check in CHECKS}
