@@ -15,6 +15,7 @@ from typing import TextIO
 
 from returns.result import Failure
 
+from oracle.bench.run import bench
 from oracle.checks.verify import level_of, parse_shard, verify
 from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_run import AdmissionRun
@@ -99,6 +100,20 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where counterexample scenario files are written (default: the current folder)",
     )
+    bench = commands.add_parser(
+        "bench",
+        help="measure the kernel against hand-written mutable queues (ratios and targets)",
+        description=(
+            "Measure every waiting-queue operation, the compiled scan, the admission pass, "
+            "building, memory per entry and the rotation tick against baselines measured in "
+            "the same run on the same seeded data; print each ratio with its target and "
+            "whether it is met (docs/performance.md). Exit status 0."
+        ),
+    )
+    bench.add_argument(
+        "--quick", action="store_true", help="fewer sizes and repeats (under a minute)"
+    )
+    bench.add_argument("--json", action="store_true", help="print one JSON document instead")
     return parser
 
 
@@ -289,6 +304,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return _command_replay(arguments.paths, arguments.json, stdout, sys.stderr)
     if arguments.command == "verify":
         return _command_verify(arguments, stdout, sys.stderr)
+    if arguments.command == "bench":
+        return bench(arguments.quick, arguments.json, stdout, sys.stderr)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
 
 

@@ -128,40 +128,55 @@ MUTANTS = [
         "if entry.kind is EntryKind.WAITER and entry.request in event.declined:",
         "if entry.request in event.declined:",
     ),
-    # waiting selection
+    # waiting selection: the fast paths (the plain definition is select_reference)
     Mutant(
-        "ties go to the later entry",
-        "policy/waiting/select.py",
-        "if order < best_order:",
-        "if order <= best_order:",
+        "ties go to the later entry (class heads)",
+        "policy/waiting/queue.py",
+        "rank = (*sort_key(keys), head.ticket)",
+        "rank = (*sort_key(keys), -head.ticket)",
     ),
     Mutant(
         "resumed front ignored",
-        "policy/waiting/select.py",
-        "if front.resumed or policy.is_fifo:",
-        "if policy.is_fifo:",
+        "policy/waiting/queue.py",
+        "if front.resumed or not policy.keys:\n            return front, ()",
+        "if not policy.keys:\n            return front, ()",
     ),
     Mutant(
         "dynamic keys cached at enqueue",
-        "policy/waiting/select.py",
-        'if policy.timing == "enqueue":',
-        "if True:",
+        "policy/waiting/plan.py",
+        "path = key_path(keys, constants, timing)  # type: ignore[arg-type]",
+        'path = "static" if keys else "fifo"',
     ),
     Mutant(
         "keys evaluated at selection under enqueue timing",
-        "policy/waiting/select.py",
-        'if policy.timing == "enqueue":',
-        "if False:",
+        "policy/waiting/queue.py",
+        "            best: WaitingEntry = index.ranked.first()[1]\n"
+        "            stored = best.enqueue_keys",
+        "            best: WaitingEntry = index.ranked.first()[1]\n            stored = None",
+    ),
+    Mutant(
+        "class heads without the time-order guard",
+        "policy/waiting/queue.py",
+        'if path == "lanes" and index.in_time_order:',
+        'if path == "lanes":',
+    ),
+    Mutant(
+        "admission pass ignores the resumed prefix",
+        "policy/waiting/queue.py",
+        "            if entry.resumed or not policy.keys:\n                yield entry, ()",
+        "            if not policy.keys:\n                yield entry, ()",
     ),
     Mutant(
         "fit-first skipping",
         "policy/waiting/select.py",
-        "if not fits(selection.entry):\n        return Blocked(selection, queue)",
-        "if not fits(selection.entry):\n"
-        "        rest = queue.without_index(selection.index)\n"
-        "        if rest.entries and fits(rest.entries[0]):\n"
-        "            return Admitted(Selection(0, rest.entries[0], ()), rest.without_index(0))\n"
-        "        return Blocked(selection, queue)",
+        "    if not fits(selection.entry):\n"
+        "        return Blocked(selection, queue)\n    return Admitted(",
+        "    if not fits(selection.entry):\n"
+        "        rest = queue._without(selection.entry)\n"
+        "        if len(rest) and fits(rest.entries[0]):\n"
+        "            front = rest.entries[0]\n"
+        "            return Admitted(Selection(front, (), rest), rest._without(front))\n"
+        "        return Blocked(selection, queue)\n    return Admitted(",
     ),
     Mutant(
         "NaN sorts first",
@@ -184,8 +199,8 @@ MUTANTS = [
     Mutant(
         "preempted request re-queued at the back",
         "policy/waiting/queue.py",
-        "WaitingQueue(pvector([entry]) + self.entries)",
-        "WaitingQueue(self.entries.append(entry))",
+        "ticket = queue._front if resumed else queue._back",
+        "ticket = queue._back",
     ),
     # the harness engines (their checks are the golden files and the engine properties)
     Mutant(

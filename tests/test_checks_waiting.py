@@ -94,6 +94,17 @@ def _nan_first(values: Iterable[float]) -> tuple[tuple[int, float], ...]:
     return tuple((-1, 0.0) if math.isnan(v) else (0, v + 0.0) for v in values)
 
 
+def _plain_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Select by the plain definition (select_reference, the tree evaluator): the
+    mutants below break that definition, which the fast paths are proven equal to
+    (tests/test_fast_paths.py, tests/waiting/test_compiled.py)."""
+    monkeypatch.setattr(WaitingQueue, "_selected", _never_indexed)
+
+
+def _never_indexed(*_: object) -> None:
+    return None
+
+
 def _queue_of(keys: list[float]) -> tuple[WaitingQueue, object]:
     policy = load_policy({"attributes": {"k": "visible", "d": "visible"}, "keys": ["k / d"]})
     kernel_policy = policy.unwrap()
@@ -107,6 +118,7 @@ def test_selection_catches_nan_ranked_first(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # select_waiting looks key_list_order up in policy.waiting.select
+    _plain_kernel(monkeypatch)
     monkeypatch.setattr(kernel_select, "key_list_order", _nan_first)
     queue, policy = _queue_of([1.0, math.nan])
     chosen = select_waiting(queue, policy, Moment(4.0)).unwrap()  # type: ignore[arg-type]
@@ -135,6 +147,7 @@ def test_selection_catches_negative_zero_below_zero(
             return (1, 0.0, 0.0)
         return (0, value, math.copysign(1.0, value))
 
+    _plain_kernel(monkeypatch)
     monkeypatch.setattr(kernel_evaluate, "order_key", signed)
     assert kernel_select.key_list_order([-0.0]) < kernel_select.key_list_order([0.0])
 
@@ -157,6 +170,7 @@ def test_expressions_catch_extremum_not_propagating_nan(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # evaluate looks extremum up in policy.waiting.evaluate
+    _plain_kernel(monkeypatch)
     monkeypatch.setattr(kernel_evaluate, "extremum", _min_ignoring_nan)
     scope = Scope({}, 0, now=0.0, waited=0.0, budget_left={}, constants={})
     assert evaluate(Call("min", (BudgetLeft("engine"), Num(1.0))), scope) == 1.0  # effective
@@ -184,6 +198,7 @@ def test_expressions_report_unreplayable_trees(
         found = values.get(name)
         return 0.0 if found is None else kernel_evaluate.as_float(found)
 
+    _plain_kernel(monkeypatch)
     monkeypatch.setattr(kernel_evaluate, "_read", zero_when_missing)
     scope = Scope({}, 0, now=0.0, waited=0.0, budget_left={}, constants={})
     assert evaluate(Attr("u"), scope) == 0.0  # effective

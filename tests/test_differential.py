@@ -430,8 +430,8 @@ def _last_of_equals(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) ->
     if not len(queue):
         return Nothing
     back = len(queue) - 1
-    return select_waiting(WaitingQueue(queue.entries[back:]), policy, Moment(0.0)).map(
-        lambda s: replace(s, index=back)
+    return select_waiting(queue, policy, Moment(0.0)).map(
+        lambda s: replace(s, entry=queue.entries[back])
     )
 
 

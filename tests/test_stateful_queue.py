@@ -38,7 +38,6 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from pyrsistent import pvector
 from returns.maybe import Nothing, Some
 from returns.result import Failure, Result
 
@@ -337,7 +336,7 @@ class RequeuesBehindTheFront(QueueMachine):
         def swap(new: WaitingQueue) -> WaitingQueue:
             entries = list(new.entries)
             entries[:2] = entries[:2][::-1]
-            return WaitingQueue(pvector(entries))
+            return WaitingQueue._of_entries(self.policy, entries)
 
         return made.map(swap)
 
@@ -354,13 +353,13 @@ def test_the_machine_catches_a_wrong_kernel(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(AssertionError):
         run_state_machine_as_test(RequeuesBehindTheFront, settings=quick)
     # and an old version that changes: a removal that empties the queue it was given
-    original: Callable[[WaitingQueue, int], WaitingQueue] = WaitingQueue.without_index
+    original: Callable[[WaitingQueue, Any], WaitingQueue] = WaitingQueue._without
 
-    def destructive(self: WaitingQueue, index: int) -> WaitingQueue:
-        result = original(self, index)
-        object.__setattr__(self, "entries", result.entries)
+    def destructive(self: WaitingQueue, entry: Any) -> WaitingQueue:
+        result = original(self, entry)
+        object.__setattr__(self, "_order", result._order)
         return result
 
-    monkeypatch.setattr(WaitingQueue, "without_index", destructive)
+    monkeypatch.setattr(WaitingQueue, "_without", destructive)
     with pytest.raises(AssertionError, match="old version"):
         run_state_machine_as_test(QueueMachine, settings=quick)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from oracle.checks.expressions import EXPRESSIONS
+from oracle.checks.fast import COMPILED_KEYS, LANE_ANALYSIS, SELECTION_PATHS
 from oracle.checks.framework import Check, Counterexample, Level, Partial, merge
 from oracle.checks.grant_order import GRANT_ORDER
 from oracle.checks.rotation_model import ROTATION_MODEL
@@ -31,7 +32,16 @@ from oracle.checks.selection import SELECTION
 __all__ = ["CHECKS", "CheckResult", "Shard", "parse_shard", "run_checks", "verify"]
 
 #: Every check ``verify`` runs, in the order it reports them.
-CHECKS: tuple[Check, ...] = (GRANT_ORDER, ROTATION_MODEL, ROTATION_PATHS, SELECTION, EXPRESSIONS)
+CHECKS: tuple[Check, ...] = (
+    GRANT_ORDER,
+    ROTATION_MODEL,
+    ROTATION_PATHS,
+    SELECTION,
+    EXPRESSIONS,
+    COMPILED_KEYS,
+    LANE_ANALYSIS,
+    SELECTION_PATHS,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from policy.waiting.expr import (
 from policy.waiting.parse import MAX_DEPTH, is_stage_name, nesting, parse_expression, unparse
 from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority
 from policy.waiting.queue import (
+    AttributeView,
     QueueError,
     WaitingEntry,
     WaitingQueue,
@@ -39,10 +40,14 @@ from policy.waiting.select import (
     Admitted,
     Blocked,
     Moment,
+    PassOutcome,
     QueueEmpty,
     Selection,
+    admit_many,
     attempt_admission,
+    dispatch_order,
     entry_keys,
+    select_reference,
     select_waiting,
 )
 from policy.waiting.tree_json import expr_from_json, expr_to_json
@@ -54,6 +59,7 @@ __all__ = [
     "AdmissionOutcome",
     "Admitted",
     "Attr",
+    "AttributeView",
     "Binary",
     "Blocked",
     "Bool",
@@ -64,6 +70,7 @@ __all__ = [
     "Expr",
     "Moment",
     "Num",
+    "PassOutcome",
     "PolicyError",
     "QueueEmpty",
     "QueueError",
@@ -77,8 +84,10 @@ __all__ = [
     "Visibility",
     "WaitingEntry",
     "WaitingQueue",
+    "admit_many",
     "ascend_fcfs_lanes",
     "attempt_admission",
+    "dispatch_order",
     "divide",
     "dump_policy",
     "dump_policy_text",
@@ -97,6 +106,7 @@ __all__ = [
     "nesting",
     "order_key",
     "parse_expression",
+    "select_reference",
     "select_waiting",
     "static_priority",
     "unparse",

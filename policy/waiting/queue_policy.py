@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
 from pyrsistent import pmap
 from pyrsistent.typing import PMap
@@ -19,6 +19,10 @@ from policy.waiting.errors import PolicyError
 from policy.waiting.expr import Attr, BudgetLeft, Const, Expr, Var, is_expr, is_name, walk
 from policy.waiting.numbers import as_float, finite_number, name_shown, shown
 from policy.waiting.parse import TOO_DEEP, parse_expression, too_deep, unparse
+from policy.waiting.plan import KeyPlan, make_plan
+
+if TYPE_CHECKING:
+    from policy.waiting.analysis import Path
 
 Timing: TypeAlias = Literal["selection", "enqueue"]
 Visibility: TypeAlias = Literal["visible", "hidden"]
@@ -53,12 +57,29 @@ class QueuePolicy:
     timing: Timing = "selection"
     #: Derived from ``keys`` once, at construction: the queue reads it on every entry.
     attributes_read: frozenset[str] = field(init=False, repr=False, compare=False)
+    #: Derived once: the selection path and the compiled keys (see :mod:`policy.waiting.plan`).
+    plan: KeyPlan = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         read = frozenset(
             node.name for key in self.keys for node in walk(key) if isinstance(node, Attr)
         )
         object.__setattr__(self, "attributes_read", read)
+        object.__setattr__(self, "plan", make_plan(self.keys, self.constants, self.timing))
+
+    @property
+    def path(self) -> Path:
+        """How selection is computed for this policy, proven exact from its keys:
+        ``fifo``, ``static`` (kept in key order), ``lanes`` (class heads) or
+        ``scan`` (every entry, compiled keys).
+
+        >>> from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority
+        >>> fifo().path, static_priority().path, ascend_fcfs_lanes().path
+        ('fifo', 'static', 'lanes')
+        >>> make_policy(["waited"]).unwrap().path
+        'scan'
+        """
+        return self.plan.path
 
     @property
     def is_fifo(self) -> bool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from functools import partial
+from typing import Final, TypeAlias
 
 from pyrsistent import pmap
 from returns.maybe import Maybe, Nothing, Some
@@ -13,6 +14,8 @@ from policy.waiting.evaluate import Scope, evaluate, key_list_order
 from policy.waiting.numbers import as_float, is_number, shown
 from policy.waiting.queue import WaitingEntry, WaitingQueue, keys_at_enqueue
 from policy.waiting.queue_policy import QueuePolicy
+
+_NO_BUDGETS: Final[Mapping[str, float]] = pmap()
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,39 +34,55 @@ class Moment:
     """
 
     now: float
-    budget_left: Mapping[str, float] = field(default_factory=pmap)
+    budget_left: Mapping[str, float] = _NO_BUDGETS
 
     def __post_init__(self) -> None:
-        if not is_number(self.now):
-            raise TypeError(f"now must be a number, not {shown(self.now)}")
-        object.__setattr__(self, "now", as_float(self.now))
+        now = self.now
+        if type(now) is not float:  # the hot path passes a float: nothing to convert
+            if not is_number(now):
+                raise TypeError(f"now must be a number, not {shown(now)}")
+            _set_now(self, as_float(now))
         budgets: object = self.budget_left
+        if budgets is _NO_BUDGETS:
+            return
         if not isinstance(budgets, Mapping):
             raise TypeError(f"budget_left must map stages to numbers, not {shown(budgets)}")
         for stage, left in budgets.items():
             if not is_number(left):
                 raise TypeError(f"budget_left[{shown(stage)}] must be a number, not {shown(left)}")
         # Held as an immutable map of floats, whatever mapping the host passed.
-        object.__setattr__(
-            self, "budget_left", pmap({stage: as_float(left) for stage, left in budgets.items()})
-        )
+        _set_budgets(self, pmap({stage: as_float(left) for stage, left in budgets.items()}))
+
+
+# The slot descriptors, cheaper than object.__setattr__ on a frozen dataclass.
+_set_now, _set_budgets = (getattr(Moment, name).__set__ for name in ("now", "budget_left"))
 
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """The selected entry, where it waits, and its key values (empty when no key was evaluated)."""
+    """The selected entry and its key values (empty when no key was evaluated).
 
-    index: int
+    ``index`` is where the entry waits in ``queue``, the queue it was selected
+    from (computed on demand, O(log n)).
+    """
+
     entry: WaitingEntry
     keys: tuple[float, ...]
+    queue: WaitingQueue = field(repr=False, compare=False)
+
+    @property
+    def index(self) -> int:
+        """The entry's position in :attr:`queue`."""
+        return self.queue.position_of(self.entry)
 
 
 def entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tuple[float, ...]:
-    """The key values of ``entry`` at ``moment`` under ``policy``'s key timing.
+    """The key values of ``entry`` at ``moment`` under ``policy``'s key timing, by the
+    tree evaluator (the plain definition).
 
     >>> from policy.waiting.queue_policy import make_policy
     >>> policy = make_policy(["waited"]).unwrap()
-    >>> entry_keys(policy, WaitingEntry("a", pmap(), 0, enqueued_at=1.0), Moment(4.0))
+    >>> entry_keys(policy, WaitingEntry("a", {}, 0, enqueued_at=1.0), Moment(4.0))
     (3.0,)
     """
     if policy.timing == "enqueue":
@@ -80,13 +99,41 @@ def entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tupl
     return tuple(evaluate(key, scope) for key in policy.keys)
 
 
+def select_reference(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Maybe[Selection]:
+    """The plain definition of selection, which :func:`select_waiting` computes faster.
+
+    A resumed front entry, or the front under FIFO, is chosen without
+    evaluating any key; otherwise every key of every entry is evaluated by the
+    tree evaluator and the smallest key list wins (total order of
+    :func:`~policy.waiting.evaluate.key_list_order`), ties going to the earlier entry.
+
+    >>> from policy.waiting.policies import fifo
+    >>> select_reference(WaitingQueue(), fifo(), Moment(0.0))
+    <Nothing>
+    """
+    entries = queue.entries
+    if not entries:
+        return Nothing
+    front = entries[0]
+    if front.resumed or policy.is_fifo:
+        return Some(Selection(front, (), queue))
+    best_index, best_keys = 0, entry_keys(policy, front, moment)
+    best_order = key_list_order(best_keys)
+    for index in range(1, len(entries)):
+        keys = entry_keys(policy, entries[index], moment)
+        order = key_list_order(keys)
+        if order < best_order:  # strict: on a tie the earlier entry stays
+            best_index, best_keys, best_order = index, keys, order
+    return Some(Selection(entries[best_index], best_keys, queue))
+
+
 def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Maybe[Selection]:
     """The entry the next admission attempt tests, or Nothing for an empty queue.
 
-    Never raises: every number is read as a float (see :class:`Moment`), and
-    evaluation is total. A resumed front entry, or the front under FIFO, is chosen without
-    evaluating any key; otherwise the smallest key list wins (total order of
-    :func:`~policy.waiting.evaluate.key_list_order`), ties going to the earlier entry.
+    Exactly :func:`select_reference`, computed by the policy's path
+    (``policy.path``: ``fifo``, ``static``, ``lanes`` or ``scan``; see
+    docs/performance.md) with compiled keys. Never raises: every number is read
+    as a float (see :class:`Moment`), and evaluation is total.
 
     >>> from policy.waiting.policies import static_priority
     >>> policy = static_priority()
@@ -97,20 +144,40 @@ def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> 
     >>> select_waiting(queue, policy, Moment(1.0)).map(lambda s: (s.index, s.keys))
     <Some: (1, (1.0,))>
     """
-    entries = queue.entries
-    if not entries:
+    if not len(queue):
         return Nothing
-    front = entries[0]
-    if front.resumed or policy.is_fifo:
-        return Some(Selection(0, front, ()))
-    best_index, best_keys = 0, entry_keys(policy, front, moment)
-    best_order = key_list_order(best_keys)
-    for index in range(1, len(entries)):
-        keys = entry_keys(policy, entries[index], moment)
-        order = key_list_order(keys)
-        if order < best_order:  # strict: on a tie the earlier entry stays
-            best_index, best_keys, best_order = index, keys, order
-    return Some(Selection(best_index, entries[best_index], best_keys))
+    chosen = queue._selected(policy, moment.now, moment.budget_left)
+    if chosen is None:  # the queue was built with another policy
+        return select_reference(queue, policy, moment)
+    return Some(Selection(chosen[0], chosen[1], queue))
+
+
+def dispatch_order(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Iterator[Selection]:
+    """Every entry, lazily, in the order in which repeated selections at ``moment``
+    would take them if each selected entry left the queue: the resumed prefix, then
+    the others by key values, ties in queue order. Keys are evaluated once each
+    (O(n) for the first, O(log n) for each next one); ``index`` of every
+    selection is its position in ``queue``.
+
+    Valid for one moment: ``now`` and ``budget_left`` are those of ``moment``
+    (see :func:`admit_many` for budgets that change between admissions).
+
+    >>> from policy.waiting.policies import static_priority
+    >>> policy = static_priority()
+    >>> queue = WaitingQueue()
+    >>> for serial, priority in enumerate([5, 1, 3]):
+    ...     queue = queue.append(policy, serial, {"priority": priority}, serial=serial,
+    ...                          now=0.0).unwrap()
+    >>> [s.entry.identity for s in dispatch_order(queue, policy, Moment(0.0))]
+    [1, 2, 0]
+    """
+    plain = partial(_plain_keys, policy, moment)
+    for entry, keys in queue._dispatch(policy, moment.now, moment.budget_left, plain):
+        yield Selection(entry, keys, queue)
+
+
+def _plain_keys(policy: QueuePolicy, moment: Moment, entry: WaitingEntry) -> tuple[float, ...]:
+    return entry_keys(policy, entry, moment)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,10 +231,88 @@ def attempt_admission(
     >>> len(attempt_admission(queue, fifo(), Moment(0.0), lambda entry: True).queue)
     0
     """
-    selected = select_waiting(queue, policy, moment)
-    if selected == Nothing:
+    if not len(queue):
         return QueueEmpty()
-    selection = selected.unwrap()
+    chosen = queue._selected(policy, moment.now, moment.budget_left)
+    selection = (
+        select_reference(queue, policy, moment).unwrap()
+        if chosen is None
+        else Selection(chosen[0], chosen[1], queue)
+    )
     if not fits(selection.entry):
         return Blocked(selection, queue)
-    return Admitted(selection, queue.without_index(selection.index))
+    return Admitted(selection, queue._without(selection.entry))
+
+
+@dataclass(frozen=True, slots=True)
+class PassOutcome:
+    """What one admission pass did: the admissions in order, the queue that
+    remains, and why it stopped (``Blocked`` or ``QueueEmpty``; None at the limit)."""
+
+    admitted: tuple[Admitted, ...]
+    queue: WaitingQueue
+    stopped: Blocked | QueueEmpty | None
+
+
+def admit_many(
+    queue: WaitingQueue,
+    policy: QueuePolicy,
+    moment: Moment,
+    fits: Callable[[WaitingEntry], bool],
+    *,
+    limit: int | None = None,
+    next_moment: Callable[[WaitingEntry, Moment], Moment] | None = None,
+) -> PassOutcome:
+    """Admission attempts at one moment until one blocks, the queue empties or
+    ``limit`` entries were admitted: the same outcome as calling
+    :func:`attempt_admission` repeatedly, in O(n + k log n) for k admissions.
+
+    ``next_moment(entry, moment)`` gives the moment after an admission (the host's
+    budgets left, which shrink); its ``now`` must stay that of ``moment`` (a
+    ``ValueError`` otherwise). When the policy's keys read ``budget_left`` the
+    keys are evaluated again after each admission; otherwise once.
+
+    >>> from policy.waiting.policies import fifo
+    >>> queue = WaitingQueue()
+    >>> for serial in range(3):
+    ...     queue = queue.append(fifo(), serial, {}, serial=serial, now=0.0).unwrap()
+    >>> done = admit_many(queue, fifo(), Moment(0.0), lambda entry: entry.identity != 2)
+    >>> [a.entry.identity for a in done.admitted], type(done.stopped).__name__, len(done.queue)
+    ([0, 1], 'Blocked', 1)
+    """
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise ValueError(f"limit must be a whole number at least 0, not {shown(limit)}")
+    admitted: list[Admitted] = []
+    if next_moment is not None and policy.plan.reads_budget:
+        while limit is None or len(admitted) < limit:
+            outcome = attempt_admission(queue, policy, moment, fits)
+            if not isinstance(outcome, Admitted):
+                return PassOutcome(tuple(admitted), queue, outcome)
+            admitted.append(outcome)
+            queue = outcome.queue
+            moment = _moved(moment, next_moment(outcome.entry, moment))
+        return PassOutcome(tuple(admitted), queue, None)
+    for selection in dispatch_order(queue, policy, moment):
+        if limit is not None and len(admitted) >= limit:
+            return PassOutcome(tuple(admitted), queue, None)
+        here = Selection(selection.entry, selection.keys, queue)
+        if not fits(here.entry):
+            return PassOutcome(tuple(admitted), queue, Blocked(here, queue))
+        queue = queue._without(here.entry)
+        admitted.append(Admitted(here, queue))
+        if next_moment is not None:
+            moment = _moved(moment, next_moment(here.entry, moment))
+    if limit is not None and len(admitted) >= limit:
+        return PassOutcome(tuple(admitted), queue, None)
+    return PassOutcome(tuple(admitted), queue, QueueEmpty())
+
+
+def _moved(before: Moment, after: object) -> Moment:
+    if not isinstance(after, Moment):
+        raise TypeError(f"next_moment must return a Moment, not {shown(after)}")
+    if not (after.now == before.now or (after.now != after.now and before.now != before.now)):
+        raise ValueError(
+            f"next_moment must keep now ({shown(before.now)}) within one pass,"
+            f" not {shown(after.now)}"
+        )
+    return after

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from pyrsistent import PMap
 from returns.maybe import Nothing, Some
 from returns.result import Failure
 
 from policy.waiting import (
     Admitted,
+    AttributeView,
     Blocked,
     Moment,
     QueueEmpty,
@@ -33,7 +33,8 @@ def test_entries_are_stored_immutably_and_the_caller_keeps_its_mapping() -> None
     queue = WaitingQueue().append(static_priority(), "a", attributes, serial=0, now=1.0).unwrap()
     attributes["priority"] = 9
     entry = queue.entries[0]
-    assert isinstance(entry.attributes, PMap)
+    assert isinstance(entry.attributes, AttributeView)  # read-only: no item assignment
+    assert not hasattr(entry.attributes, "__setitem__")
     assert entry.attributes["priority"] == 3
     assert entry.enqueue_keys == (3.0,)
     assert attributes == {"priority": 9}

@@ -1,0 +1,1 @@
+"""Benchmarks of the kernel against hand-written mutable implementations."""

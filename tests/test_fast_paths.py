@@ -1,0 +1,208 @@
+"""Every selection fast path against the plain definition.
+
+- exhaustively, every small queue (``oracle.checks.fast_paths``), each path;
+- on random large queues under random operations (appends out of time order,
+  requeues, removals), selection, the dispatch order and the admission pass;
+- each check once against a deliberately wrong fast path, which it must catch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+
+import pytest
+
+from oracle.checks.fast_paths import check_paths, policies_checked
+from policy.waiting import (
+    Admitted,
+    Moment,
+    QueuePolicy,
+    WaitingQueue,
+    admit_many,
+    ascend_fcfs_lanes,
+    attempt_admission,
+    dispatch_order,
+    fifo,
+    make_policy,
+    select_reference,
+    select_waiting,
+    static_priority,
+)
+from policy.waiting.analysis import LanePlan
+from policy.waiting.queue_policy import Timing
+
+
+def _forced(policy: QueuePolicy, path: str, lanes: LanePlan | None = None) -> QueuePolicy:
+    """``policy`` with its plan's path forced, as a wrong analysis would choose it."""
+    forged = object.__new__(QueuePolicy)
+    for field in dataclasses.fields(QueuePolicy):
+        object.__setattr__(forged, field.name, getattr(policy, field.name))
+    plan = dataclasses.replace(policy.plan, path=path, lanes=lanes)  # type: ignore[arg-type]
+    object.__setattr__(forged, "plan", plan)
+    return forged
+
+
+def test_every_small_queue_selects_as_the_definition() -> None:
+    assert check_paths(max_entries=3) == []
+
+
+def test_paths_are_the_ones_the_checks_mean() -> None:
+    paths = {name: policy.path for name, policy in policies_checked()}
+    assert paths == {
+        "ascend lanes, aging 1.5": "lanes",
+        "ascend lanes, no aging": "lanes",
+        "lanes: -waited within classes": "lanes",
+        "static: prompt": "static",
+        "static at enqueue: now + prompt": "static",
+        "scan: waited - prompt": "scan",
+        "scan: budget": "scan",
+    }
+
+
+def test_a_lane_path_for_a_key_worse_with_age_is_caught() -> None:
+    aging = make_policy(["waited"]).unwrap()
+    wrong = _forced(aging, "lanes", LanePlan((), 1))
+    found = check_paths([("waited, forced onto lanes", wrong)], max_entries=2)
+    assert found, "a lane path for a key that gets worse with age must be caught"
+
+
+def test_a_static_path_for_a_dynamic_key_is_caught() -> None:
+    dynamic = make_policy(["waited - prompt"], attributes=["prompt", "immediate"]).unwrap()
+    found = check_paths([("dynamic, forced static", _forced(dynamic, "static"))], max_entries=2)
+    assert found
+
+
+def _random_queue(
+    draw: random.Random, policy: QueuePolicy, size: int, *, in_order: bool
+) -> WaitingQueue:
+    queue, clock = WaitingQueue(), 0.0
+    for serial in range(size):
+        clock += draw.random() if in_order else draw.uniform(-1.0, 1.0)
+        attributes = {
+            "immediate": draw.random() < 0.1,
+            "prompt": draw.randint(1, 8),
+            "priority": draw.randint(0, 3),
+        }
+        add = queue.requeue_preempted if draw.random() < 0.02 else queue.append
+        queue = add(policy, f"r{serial}", attributes, serial=serial, now=clock).unwrap()
+        if draw.random() < 0.2 and len(queue) > 1:
+            victim = list(queue)[draw.randrange(len(queue))].identity
+            queue = queue.remove(victim).unwrap()
+    return queue
+
+
+ATTRIBUTES = ["immediate", "prompt", "priority"]
+ROOM = 30
+
+
+class _Pool:
+    """Room for ``room`` admissions: each fit test that passes takes a slot."""
+
+    def __init__(self, room: int) -> None:
+        self.left = room
+
+    def __call__(self, _entry: object) -> bool:
+        if self.left == 0:
+            return False
+        self.left -= 1
+        return True
+
+
+def _always(_entry: object) -> bool:
+    return True
+
+
+def _later(_entry: object, _moment: Moment) -> Moment:
+    return Moment(1.0)
+
+
+def _policies() -> list[tuple[str, QueuePolicy]]:
+    def made(keys: list[str], timing: Timing = "selection") -> QueuePolicy:
+        return make_policy(
+            keys, attributes=ATTRIBUTES, timing=timing, constants={"limit": 4}
+        ).unwrap()
+
+    return [
+        ("fifo", fifo()),
+        ("priority", static_priority()),
+        ("ascend", ascend_fcfs_lanes(short_tokens=4, max_wait=2.0)),
+        ("priority then age", made(["priority", "-waited"])),
+        ("age classes", made(["immediate ? 0 : prompt > limit && waited >= 3 ? 1 : 2"])),
+        ("scan", made(["prompt / (1 + waited)"])),
+        ("budget", made(["budget_left(engine) >= prompt ? 0 : 1", "serial"])),
+        ("enqueue", made(["now - priority"], timing="enqueue")),
+    ]
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+@pytest.mark.parametrize(("name", "policy"), _policies(), ids=[name for name, _ in _policies()])
+def test_random_large_queues(name: str, policy: QueuePolicy, in_order: bool) -> None:
+    draw = random.Random(f"{name}-{in_order}")
+    queue = _random_queue(draw, policy, 400, in_order=in_order)
+    for now in (0.0, 50.0, 250.0, math.inf, math.nan):
+        moment = Moment(now, {"engine": 4.0})
+        fast = select_waiting(queue, policy, moment).unwrap()
+        plain = select_reference(queue, policy, moment).unwrap()
+        assert (fast.entry, fast.index) == (plain.entry, plain.index)
+        assert [repr(k) for k in fast.keys] == [repr(k) for k in plain.keys]
+        # the admission pass against repeated attempts, with a pool of 30 slots
+        step, attempts = queue, []
+        while True:
+            outcome = attempt_admission(step, policy, moment, _Pool(ROOM))
+            if not isinstance(outcome, Admitted):
+                break
+            attempts.append(outcome.entry.identity)
+            step = outcome.queue
+            if len(attempts) == ROOM:
+                break
+        done = admit_many(queue, policy, moment, _Pool(ROOM))
+        assert [a.entry.identity for a in done.admitted] == attempts
+        assert done.queue == step
+        head = [s.entry.identity for s in dispatch_order(queue, policy, moment)][:ROOM]
+        assert head == attempts
+
+
+def test_admit_many_rereads_budgets_between_admissions() -> None:
+    policy = make_policy(["budget_left(engine) >= prompt ? 0 : 1"], attributes=["prompt"]).unwrap()
+    queue = WaitingQueue()
+    for serial, prompt in enumerate([5, 1, 1, 5]):
+        queue = queue.append(policy, serial, {"prompt": prompt}, serial=serial, now=0.0).unwrap()
+
+    def spent(entry: object, moment: Moment) -> Moment:
+        prompt = getattr(entry, "attributes")["prompt"]  # noqa: B009 - an entry
+        return Moment(moment.now, {"engine": moment.budget_left["engine"] - prompt})
+
+    done = admit_many(
+        queue, policy, Moment(0.0, {"engine": 6.0}), _always, limit=3, next_moment=spent
+    )
+    # 6 left: the first 5 fits the budget key (0); then 1 left: the 1s; ...
+    step, moment, wanted = queue, Moment(0.0, {"engine": 6.0}), []
+    for _ in range(3):
+        outcome = attempt_admission(step, policy, moment, _always)
+        assert isinstance(outcome, Admitted)
+        wanted.append(outcome.entry.identity)
+        step, moment = outcome.queue, spent(outcome.entry, moment)
+    assert [a.entry.identity for a in done.admitted] == wanted
+    with pytest.raises(ValueError, match="keep now"):
+        admit_many(queue, policy, Moment(0.0), _always, next_moment=_later)
+
+
+def test_a_queue_used_with_another_policy_still_selects_as_the_definition() -> None:
+    draw = random.Random(3)
+    first, second = static_priority(), ascend_fcfs_lanes(short_tokens=4, max_wait=2.0)
+    queue = _random_queue(draw, first, 60, in_order=True)
+    moment = Moment(100.0)
+    assert (
+        select_waiting(queue, second, moment).unwrap().entry
+        == select_reference(queue, second, moment).unwrap().entry
+    )
+    grown = queue.append(
+        second, "late", {"immediate": False, "prompt": 1, "priority": 0}, serial=99, now=99.0
+    ).unwrap()
+    assert list(grown)[:-1] == list(queue)  # the rebuild keeps every entry and the order
+    assert (
+        select_waiting(grown, second, moment).unwrap().entry
+        == select_reference(grown, second, moment).unwrap().entry
+    )

@@ -1,0 +1,377 @@
+"""The lane analysis: which keys get a plan, that a plan keeps its contract, and
+that the brute-force check (``oracle.checks.lanes``) catches unsound analyses."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from oracle.checks.lanes import check_lane_plans, run_lane_check
+from oracle.strategies import (
+    ATTRIBUTES,
+    AWKWARD,
+    CONSTANTS,
+    STAGES,
+    attribute_values,
+    constant_values,
+    key_trees,
+    serials,
+)
+from policy.waiting import analysis
+from policy.waiting.analysis import (
+    MAX_CLASSES,
+    Component,
+    LanePlan,
+    class_value,
+    key_path,
+    lane_plan,
+    reads_budget,
+)
+from policy.waiting.evaluate import Scope, evaluate, is_true, key_list_order
+from policy.waiting.expr import BudgetLeft, Expr, Unary, Var, walk
+from policy.waiting.parse import parse_expression, unparse
+from policy.waiting.policies import ASCEND_LANES_KEY
+from policy.waiting.queue_policy import Timing
+
+Analysis = Callable[[Sequence[Expr], Mapping[str, float]], LanePlan | None]
+
+
+def keys_of(*texts: str, constants: Mapping[str, float] | None = None) -> list[Expr]:
+    return [parse_expression(text, constants or {}).unwrap() for text in texts]
+
+
+def plan_of(*texts: str, constants: Mapping[str, float] | None = None) -> LanePlan | None:
+    return lane_plan(keys_of(*texts, constants=constants), constants or {})
+
+
+def shown(plan: LanePlan | None) -> tuple[list[tuple[str, bool]], int] | None:
+    if plan is None:
+        return None
+    return [(unparse(c.expr), c.truth) for c in plan.components], plan.classes_bound
+
+
+# ----------------------------------------------------------------------------- examples
+
+
+@pytest.mark.parametrize("short_tokens", [128.0, 0.0, -0.0, -3.5, 1e300])
+@pytest.mark.parametrize("max_wait", [0.0, 0.003, 3.0, 1e308])
+def test_the_ascend_lanes_key_has_three_components(short_tokens: float, max_wait: float) -> None:
+    constants = {"short_tokens": short_tokens, "max_wait": max_wait}
+    plan = plan_of(ASCEND_LANES_KEY, constants=constants)
+    assert plan is not None
+    assert [(unparse(c.expr), c.truth) for c in plan.components] == [
+        ("immediate", True),
+        ("prompt > short_tokens && max_wait > 0", True),
+        ("prompt <= short_tokens ? 2 : 3", False),
+    ]
+    # with max_wait = 0 the aging component is always false: one value, not two
+    assert plan.classes_bound == (4 if max_wait == 0 else 8)
+    assert key_path(keys_of(ASCEND_LANES_KEY, constants=constants), constants, "selection") == (
+        "lanes"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("-waited", ([], 1)),
+        ("immediate ? 0 : -waited", ([("immediate", True)], 2)),
+        ("waited >= 5 ? 0 : 1", ([], 1)),
+        ("(prompt > 10) ? -waited : 0", ([("prompt > 10", True)], 2)),
+        ("now", ([], 1)),
+        ("budget_left(engine)", ([], 1)),
+        ("-budget_left(engine) * now", ([], 1)),
+        # proved: NaN for every waited when now is NaN, else non-increasing
+        ("min(-waited, now)", ([], 1)),
+        ("-waited * 2 - 1", ([], 1)),
+        ("-waited / 4", ([], 1)),
+        ("waited / -4", ([], 1)),
+        ("!(waited > 1)", ([], 1)),
+        ("waited > 1 || 1 ? 0 : waited", ([], 1)),  # || with a true operand decides
+        ("serial > 3 && waited >= 2 ? 1 : 2", ([("serial > 3", True)], 2)),
+        ("prompt > 3", ([("prompt > 3", False)], 2)),  # static, but a plan too
+        ("a != a ? -waited : 1 / (b < 0)", ([("a != a", True), ("1 / (b < 0)", False)], 4)),
+        ("waited", None),  # older is worse
+        ("-waited + prompt", None),  # prompt read for its value: no finite set
+        ("waited * 0", None),  # inf * 0 is NaN
+        ("-(waited * 0)", None),
+        ("0 - waited * 0", None),
+        ("-waited * now", None),  # a factor that may be 0, inf or NaN
+        ("now - waited", None),  # inf - inf is NaN
+        ("-(waited + budget_left(engine))", None),
+        ("waited == 5", None),
+        ("!waited", None),  # the truth of waited is true, false, true
+        ("waited >= 5 ? 0 : now", None),  # now may be below 0
+        ("waited >= 5 ? 0 / 0 : 1", None),  # an old entry would get NaN
+        ("1 / waited", None),
+        ("a ? b : -waited", None),
+        ("-waited - waited", None),  # conservative: the bounds do not see -w and w agree
+        ("min(-waited, waited)", None),
+    ],
+)
+def test_plans_of_single_keys(
+    text: str, expected: tuple[list[tuple[str, bool]], int] | None
+) -> None:
+    assert shown(plan_of(text)) == expected
+
+
+def test_key_paths() -> None:
+    assert key_path([], {}, "selection") == "fifo"
+    assert key_path([], {}, "enqueue") == "fifo"
+    assert key_path(keys_of("prompt", "serial"), {}, "selection") == "static"
+    assert key_path(keys_of("now"), {}, "enqueue") == "static"
+    assert key_path(keys_of("prompt > 3", "-waited"), {}, "selection") == "lanes"
+    assert key_path(keys_of("now", "prompt > 3"), {}, "selection") == "lanes"
+    # prompt read for its value has no finite set of classes, first or last
+    assert key_path(keys_of("prompt", "-waited"), {}, "selection") == "scan"
+    assert key_path(keys_of("-waited", "prompt"), {}, "selection") == "scan"
+    assert key_path(keys_of("-waited + prompt"), {}, "selection") == "scan"
+    assert key_path(keys_of("-waited", "waited"), {}, "selection") == "scan"
+
+
+def test_key_lists_compose_lexicographically() -> None:
+    # every key must be never worse: the first key deciding does not excuse the second
+    assert shown(plan_of("immediate ? 0 : 1", "-waited")) == ([("immediate ? 0 : 1", False)], 2)
+    assert plan_of("-waited", "waited") is None
+    assert plan_of("-waited", "prompt") is None
+
+
+def test_a_component_is_counted_once() -> None:
+    plan = plan_of("prompt > 3 ? -waited : 0", "prompt > 3 ? 0 : -2 * waited")
+    assert shown(plan) == ([("prompt > 3", True)], 2)
+    # the same sub-tree read for its truth and for its value is two components
+    plan = plan_of("prompt > 3 ? -waited : prompt > 3")
+    assert shown(plan) == ([("prompt > 3", True), ("prompt > 3", False)], 4)
+
+
+def test_value_sets_are_exact_for_finite_operands() -> None:
+    # (a > 0) + (b > 0) takes 0, 1, 2; -(a > 0) takes -0.0 and -1.0 (two values, not one)
+    assert shown(plan_of("(a > 0) + (b > 0) - waited")) == ([("(a > 0) + (b > 0)", False)], 3)
+    assert shown(plan_of("-(a > 0) - waited")) == ([("-(a > 0)", False)], 2)
+    assert shown(plan_of("(a > 0 ? 0 : -0) / 1 - waited")) == (
+        [("(a > 0 ? 0 : -0) / 1", False)],
+        2,
+    )
+    # an unused attribute: the test decides, the branch's set is never needed
+    assert shown(plan_of("(1 ? 2 : a) - waited")) == ([("1 ? 2 : a", False)], 1)
+    assert plan_of("(0 ? 2 : a) - waited") is None
+
+
+def test_the_class_bound_is_at_most_max_classes() -> None:
+    def truths(count: int) -> str:
+        return " + ".join(f"(a{i} ? 1 : 0)" for i in range(count)) + " - waited"
+
+    assert MAX_CLASSES == 64
+    assert shown(plan_of(truths(1))) == ([("a0 ? 1 : 0", False)], 2)
+    # the sum is one component: its set has count + 1 values
+    assert plan_of(truths(63)) is not None
+    assert plan_of(truths(64)) is None
+    tests = " : ".join(f"a{i} ? -waited" for i in range(7)) + " : 0"
+    six = plan_of(tests.replace(" : a6 ? -waited", ""))
+    assert six is not None
+    assert six.classes_bound == 64
+    assert plan_of(tests) is None  # 2 ** 7 classes
+
+
+def test_long_chains_need_no_recursion() -> None:
+    chain = " + ".join(["-waited"] + ["1"] * 3000)
+    assert shown(plan_of(chain)) == ([], 1)
+    lanes = " : ".join(f"a ? {i} " for i in range(3000)) + " : -waited"
+    assert shown(plan_of(lanes)) == ([("a", True)], 2)
+
+
+def test_reads_budget() -> None:
+    assert not reads_budget(keys_of("waited", "now", "prompt"))
+    assert reads_budget(keys_of("waited", "min(1, budget_left(engine))"))
+    assert not reads_budget([])
+
+
+def test_class_values() -> None:
+    assert class_value(math.nan) == class_value(-math.nan) == class_value(float("nan"))
+    assert class_value(0.0) != class_value(-0.0)
+    assert class_value(True) == class_value(1.0) == class_value(1)
+    assert class_value(math.inf) != class_value(-math.inf)
+    assert len({class_value(v) for v in AWKWARD}) == len(AWKWARD)
+    assert class_value(math.nan) != class_value(math.inf)
+
+
+def test_components_are_dataclasses_of_the_stated_shape() -> None:
+    plan = plan_of("immediate ? 0 : -waited")
+    assert plan == LanePlan((Component(parse_expression("immediate").unwrap(), True),), 2)
+
+
+# ----------------------------------------------------------------------------- properties
+
+Constants = Mapping[str, float]
+Entry = tuple[Mapping[str, float | bool], int]
+
+numbers = st.one_of(st.sampled_from(AWKWARD), st.floats())
+ages = st.one_of(st.sampled_from([-math.inf, -0.0, 0.0, 1.0, math.inf]), st.floats(allow_nan=False))
+
+
+@st.composite
+def key_lists(draw: st.DrawFn) -> tuple[list[Expr], Constants]:
+    keys = draw(st.lists(key_trees(), min_size=1, max_size=3))
+    return keys, {name: draw(constant_values) for name in CONSTANTS}
+
+
+def _scope(
+    entry: Entry, *, now: float, waited: float, budget: Mapping[str, float], constants: Constants
+) -> Scope:
+    attributes, serial = entry
+    return Scope(
+        attributes, serial, now=now, waited=waited, budget_left=budget, constants=constants
+    )
+
+
+def _lane(plan: LanePlan, entry: Entry, constants: Constants) -> tuple[object, ...]:
+    lane = []
+    for component in plan.components:
+        scope = _scope(entry, now=math.nan, waited=math.nan, budget={}, constants=constants)
+        value = evaluate(component.expr, scope)
+        lane.append(class_value((1.0 if is_true(value) else 0.0) if component.truth else value))
+    return tuple(lane)
+
+
+entries = st.tuples(st.fixed_dictionaries(dict.fromkeys(ATTRIBUTES, attribute_values)), serials)
+
+
+@given(
+    key_lists(),
+    st.tuples(entries, entries),
+    st.tuples(numbers, st.fixed_dictionaries({}, optional=dict.fromkeys(STAGES, numbers))),
+    st.tuples(ages, ages),
+)
+def test_an_accepted_key_list_is_never_worse_with_age(
+    drawn: tuple[list[Expr], Constants],
+    two: tuple[Entry, Entry],
+    moment: tuple[float, dict[str, float]],
+    waits: tuple[float, float],
+) -> None:
+    keys, constants = drawn
+    plan = lane_plan(keys, constants)
+    if plan is None:
+        return
+    now, budget = moment
+
+    def values(entry: Entry, waited: float) -> list[float]:
+        scope = _scope(entry, now=now, waited=waited, budget=budget, constants=constants)
+        return [evaluate(key, scope) for key in keys]
+
+    first, second = two
+    older, younger = max(waits), min(waits)
+    # contract (2): within a class (here: one entry), older is never worse
+    assert key_list_order(values(first, older)) <= key_list_order(values(first, younger))
+    # contract (1): equal component values, the same key values
+    if _lane(plan, first, constants) == _lane(plan, second, constants):
+        for waited in waits:
+            one, other = values(first, waited), values(second, waited)
+            assert [class_value(v) for v in one] == [class_value(v) for v in other]
+
+
+@given(st.lists(key_trees(), min_size=1, max_size=3), st.sampled_from(["selection", "enqueue"]))
+def test_the_path_follows_the_plan(keys: list[Expr], timing: Timing) -> None:
+    path = key_path(keys, {"k": 1.0}, timing)
+    dynamic = any(
+        isinstance(node, BudgetLeft) or (isinstance(node, Var) and node.name != "serial")
+        for key in keys
+        for node in walk(key)
+    )
+    if timing == "enqueue" or not dynamic:
+        assert path == "static"
+    else:
+        assert path == ("lanes" if lane_plan(keys, {"k": 1.0}) is not None else "scan")
+
+
+# ------------------------------------------------------------------------ the brute-force check
+
+
+def test_the_check_finds_nothing_in_the_real_analysis() -> None:
+    run = run_lane_check(max_size=4)
+    assert run.counterexamples == []
+    assert run.trees == 16_236
+    assert run.accepted > 10_000  # most small trees get a plan; the check is not vacuous
+
+
+def test_the_check_finds_nothing_in_a_sample_of_larger_trees() -> None:
+    # one tree in 97 of those of 5 nodes: the first size with `a ? 0 : -waited`
+    run = run_lane_check(min_size=5, max_size=5, shard=(0, 97))
+    assert run.counterexamples == []
+    assert run.trees == 4_213
+    assert run.accepted > 2_000
+
+
+def _accepts_non_decreasing(
+    keys: Sequence[Expr], constants: Mapping[str, float]
+) -> LanePlan | None:
+    """Wrong: proves -key never worse, i.e. key never better, and plans for key."""
+    return lane_plan([Unary("-", key) for key in keys], constants)
+
+
+def _one_class(keys: Sequence[Expr], constants: Mapping[str, float]) -> LanePlan | None:
+    """Wrong: forgets the components (every entry in one class)."""
+    plan = lane_plan(keys, constants)
+    return None if plan is None else LanePlan((), 1)
+
+
+def _bound_one(keys: Sequence[Expr], constants: Mapping[str, float]) -> LanePlan | None:
+    """Wrong: claims a single class."""
+    plan = lane_plan(keys, constants)
+    return None if plan is None else LanePlan(plan.components, 1)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "contract", "key"),
+    [
+        (_accepts_non_decreasing, "never worse with age", "waited"),
+        (_one_class, "class function", "!a"),
+        (_bound_one, "classes bound", "a > 0"),
+    ],
+)
+def test_the_check_catches_a_wrong_analysis(wrong: Analysis, contract: str, key: str) -> None:
+    found = check_lane_plans(wrong, max_size=3)
+    assert (key, contract) in {(c.key, c.contract) for c in found}, [str(c) for c in found][:5]
+
+
+def _zero_is_a_positive_factor(shape: analysis._Shape) -> int:
+    """Wrong (ignores inf * 0 = NaN): a factor that is at least 0 keeps the direction."""
+    if shape.low >= 0.0 and shape.high < math.inf:
+        return 1
+    if shape.low > -math.inf and shape.high < 0.0:
+        return -1
+    return 0
+
+
+def _no_infinity_clash(x: analysis._Shape, y: analysis._Shape) -> analysis._Shape:
+    """Wrong (ignores inf - inf = NaN): the sum of operands moving one way moves that way."""
+    direction = analysis._join((x.direction, y.direction))
+    if direction == "any":
+        return analysis._ANY
+    return analysis._Shape(direction, x.low + y.low, x.high + y.high, x.nan or y.nan)
+
+
+def _truth_of_any_sign(shape: analysis._Shape) -> analysis.Direction:
+    """Wrong (forgets that negative numbers are true): the truth moves with the value."""
+    return shape.direction
+
+
+@pytest.mark.parametrize(
+    ("rule", "replacement", "key", "size"),
+    [
+        ("_sign", _zero_is_a_positive_factor, "-(waited * 0)", 4),
+        ("_sum", _no_infinity_clash, "now - waited", 3),
+        ("_truth_direction", _truth_of_any_sign, "!waited", 2),
+        ("_NEVER_WORSE", frozenset({"const", "down", "up"}), "waited", 1),
+    ],
+)
+def test_the_check_catches_a_broken_rule(
+    monkeypatch: pytest.MonkeyPatch, rule: str, replacement: object, key: str, size: int
+) -> None:
+    monkeypatch.setattr(analysis, rule, replacement)
+    found = check_lane_plans(max_size=size, limit=3)
+    assert key in {c.key for c in found}, [str(c) for c in found][:5]
+    assert {c.contract for c in found} == {"never worse with age"}
