@@ -206,3 +206,47 @@ def test_a_queue_used_with_another_policy_still_selects_as_the_definition() -> N
         select_waiting(grown, second, moment).unwrap().entry
         == select_reference(grown, second, moment).unwrap().entry
     )
+
+
+# ------------------------------------------- found by an outside review, kept as regressions
+
+
+def test_static_keys_follow_the_current_policy_timing() -> None:
+    stored_at_enqueue = static_priority()
+    at_selection = make_policy(["-priority"], attributes=["priority"]).unwrap()
+    queue = WaitingQueue()
+    for serial, priority in enumerate([1, 5]):
+        attributes = {"priority": priority}
+        queue = queue.append(stored_at_enqueue, serial, attributes, serial=serial, now=0.0).unwrap()
+    queue = queue.append(at_selection, 2, {"priority": 3}, serial=2, now=0.0).unwrap()
+    moment = Moment(1.0)
+    fast = select_waiting(queue, at_selection, moment).unwrap()
+    assert (fast.entry.identity, fast.keys) == (1, (-5.0,))
+    order = [s.entry.identity for s in dispatch_order(queue, at_selection, moment)]
+    assert order == [1, 2, 0]
+
+
+def test_constants_that_differ_only_in_the_sign_of_zero_are_different_policies() -> None:
+    plus = make_policy(["prompt / k"], constants={"k": 0.0}, attributes=["prompt"]).unwrap()
+    minus = make_policy(["prompt / k"], constants={"k": -0.0}, attributes=["prompt"]).unwrap()
+    assert plus == minus  # pmap equality: -0.0 == 0.0
+    queue = WaitingQueue()
+    for serial, prompt in enumerate([1.0, -1.0]):
+        queue = queue.append(plus, serial, {"prompt": prompt}, serial=serial, now=0.0).unwrap()
+    for policy in (plus, minus):
+        moment = Moment(1.0)
+        wanted = select_reference(queue, policy, moment).unwrap()
+        assert select_waiting(queue, policy, moment).unwrap().entry == wanted.entry
+
+
+def test_an_unhashable_identity_is_refused_even_by_an_empty_queue() -> None:
+    refused = WaitingQueue().append(fifo(), [1], {}, serial=0, now=0.0)  # type: ignore[arg-type]
+    assert "hashable" in str(refused.failure())
+
+
+def test_a_rebuild_for_another_policy_invents_no_attribute() -> None:
+    reads_prompt = make_policy(["prompt"], attributes=["prompt"]).unwrap()
+    queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
+    grown = queue.append(reads_prompt, "b", {"prompt": 1.0}, serial=1, now=1.0).unwrap()
+    assert [dict(entry.attributes) for entry in grown] == [{}, {"prompt": 1.0}]
+    assert grown.remove("b").unwrap() == queue

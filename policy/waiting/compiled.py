@@ -428,7 +428,8 @@ class _Generator:
         (operand,) = self._fit([operand], 1)
         if operand.kind == "t":
             return _Code(f"(-1.0 if {operand.text} else -0.0)", "f", operand.depth + 1)
-        return _Code(f"({operand.text} * -1.0)", "f", operand.depth + 1)  # False * -1.0 is -0.0
+        # * 1.0 makes a bool a float (False is 0.0), then - flips the sign (of a NaN too)
+        return _Code(f"(-({operand.text} * 1.0))", "f", operand.depth + 2)
 
     def _logic(self, op: str, left: _Code, right: _Code) -> _Code:
         deciding = op == "||"  # the truth that decides: || is 1 on a true left, && 0 on a false
@@ -713,7 +714,7 @@ def generated_source(
     >>> print(generated_source([key], {}, ("flag",), "expression"))
     def expression(values, serial, now, waited, budget_left):
         v0, = values
-        return _divide((v0 * -1.0), 0.0)
+        return _divide((-(v0 * 1.0)), 0.0)
     """
     return _generate(keys, constants, attribute_order, form).source
 

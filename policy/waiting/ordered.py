@@ -20,12 +20,16 @@ iteration in key order is O(n).
   only the slots on its path; separators change only when nodes split or are
   dropped.
 
+A map whose height exceeds what its size needs by more than one level (nodes
+are never merged) is rebuilt full when a removal finds it so, in O(n), which
+the Omega(n) removals that thinned it pay for: the height stays within two
+levels of log base ``FANOUT`` of the size, so every operation stays O(log n)
+amortized.
+
 A full leaf splits in two halves, except when the new key went to one of its
 ends (the queue's appends and requeues): then it splits into the full leaf and
 a new one, so keys that arrive in order, or in reverse order, fill every leaf.
-An emptied node is dropped; nodes are not merged when they thin out, so the
-height is bounded by the size the map ever reached (log base ``FANOUT / 2``),
-which is what an amortized bound needs.
+An emptied node is dropped.
 
 Keys must be totally ordered by ``<`` and never equal to one another in a map
 (the queue's keys end in a unique ticket).
@@ -110,6 +114,8 @@ def _remove(node: _Node, height: int, key: Any) -> _Node | None:
     if height == 0:
         keys, values = node
         at = bisect_left(keys, key)
+        if at == len(keys) or keys[at] != key:
+            raise KeyError(key)
         if len(keys) == 1:
             return None
         if at == 0:  # the front: an admission under FIFO
@@ -196,10 +202,22 @@ class OrderedMap(Generic[K, V]):
         root = _remove(self._root, self._height, key)
         if root is None:
             return OrderedMap()
-        height = self._height
+        height, size = self._height, self._size - 1
         while height > 0 and len(root[0]) == 1:  # a root with one child is that child
             root, height = root[1][0], height - 1
-        return OrderedMap._made(root, height, self._size - 1)
+        if height > 1 and size < FANOUT ** (height - 1):
+            # far taller than its size needs (nodes are never merged): rebuilt
+            # full, in O(n), after the Omega(n) removals that thinned it
+            return _built(self._items_of(root, height), size)
+        return OrderedMap._made(root, height, size)
+
+    @staticmethod
+    def _items_of(root: _Node, height: int) -> list[tuple[Any, Any]]:
+        return [
+            pair
+            for keys, values in _leaves(root, height)
+            for pair in zip(keys, values, strict=True)
+        ]
 
     def _leaf_of(self, key: K) -> tuple[_Node, int]:
         node, height = self._root, self._height
@@ -273,6 +291,26 @@ class OrderedMap(Generic[K, V]):
         """Every key, in order."""
         for leaf in _leaves(self._root, self._height):
             yield from leaf[0]
+
+
+def _built(items: list[tuple[Any, Any]], size: int) -> OrderedMap[Any, Any]:
+    """A map of ``items`` (in key order) with full nodes."""
+    if not items:
+        return OrderedMap()
+    level: list[_Node] = [
+        (tuple(k for k, _ in items[at : at + FANOUT]), tuple(v for _, v in items[at : at + FANOUT]))
+        for at in range(0, len(items), FANOUT)
+    ]
+    height = 0
+    while len(level) > 1:
+        grouped: list[_Node] = []
+        for at in range(0, len(level), FANOUT):
+            children = level[at : at + FANOUT]
+            separators = tuple(_largest(child, height) for child in children)
+            slots = tuple(part for child in children for part in (child, _count(child, height)))
+            grouped.append((separators, slots))
+        level, height = grouped, height + 1
+    return OrderedMap._made(level[0], height, size)
 
 
 # The slot descriptors: the constructor sets a new map's slots through them.

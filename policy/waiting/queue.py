@@ -53,6 +53,11 @@ AttributeValue: TypeAlias = float | bool
 
 _NO_BUDGETS: Final[Mapping[str, float]] = pmap()
 
+#: The value of an attribute an entry lacks but a policy it was rebuilt for reads:
+#: NaN to compiled keys (as the plain definition reads a missing name), and not
+#: an attribute of the entry (its views skip this very object).
+_ABSENT: Final = float("nan")
+
 
 class AttributeView(Mapping[str, AttributeValue]):
     """An entry's attributes as a read-only mapping (a view of its compact tuple).
@@ -82,13 +87,24 @@ class AttributeView(Mapping[str, AttributeValue]):
         except ValueError:
             raise KeyError(name) from None
         values = self._values
-        return values[at] if at < len(values) else self._extras[at - len(values)]
+        value = values[at] if at < len(values) else self._extras[at - len(values)]
+        if value is _ABSENT:
+            raise KeyError(name)
+        return value
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._names)
+        given = (*self._values, *self._extras)
+        return (
+            name for name, value in zip(self._names, given, strict=True) if value is not _ABSENT
+        )
 
     def __len__(self) -> int:
+        if any(value is _ABSENT for value in self._values):
+            return sum(1 for _ in self)
         return len(self._names)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self.items()))
 
     def __repr__(self) -> str:
         return repr(dict(self))
@@ -269,10 +285,8 @@ class _Index:
         _made_index(self, policy, OrderedMap(), Map(), True)
 
     def ranked_key(self, entry: WaitingEntry) -> tuple[Any, ...]:
-        stored = entry.enqueue_keys
-        if stored is None:  # static keys read no moment: any moment gives their values
-            stored = self.policy.plan.keys(entry.values, entry.serial, math.nan, math.nan, {})
-        return (*sort_key(stored), entry.ticket)
+        # nested, not flat: stored key lists may differ in length (another policy's)
+        return (sort_key(_static_keys(self.policy, entry)), entry.ticket)
 
     def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> _Index:
         """With ``entry`` (non-resumed, appended after ``back``, the last non-resumed one)."""
@@ -376,8 +390,8 @@ class WaitingQueue:
             return Nothing
         return Some(self._order.rank(entry.ticket))
 
-    def position_of(self, entry: WaitingEntry) -> int:
-        """The position of ``entry``, which waits in this queue."""
+    def _position_of(self, entry: WaitingEntry) -> int:
+        """The position of ``entry``, which must wait in this queue."""
         return self._order.rank(entry.ticket)
 
     def _get(self, identity: RequestId) -> WaitingEntry | None:
@@ -389,7 +403,7 @@ class WaitingQueue:
     def _bound(self, policy: QueuePolicy) -> WaitingQueue:
         """This queue with its index built for ``policy`` (itself when it already is)."""
         index = self._index
-        if index is not None and (index.policy is policy or index.policy == policy):
+        if index is not None and _same_policy(index.policy, policy):
             return self
         rebuilt = _made_queue(
             object.__new__(WaitingQueue),
@@ -488,6 +502,7 @@ class WaitingQueue:
     ) -> Result[WaitingQueue, QueueError]:
         """This queue with the new entry, or why the request is refused (both ways in)."""
         try:
+            hash(identity)  # an empty map answers `in` without hashing
             waiting = identity in self._by_identity
         except TypeError:
             return Failure(QueueError(identity, "an identity must be hashable"))
@@ -619,18 +634,13 @@ class WaitingQueue:
         if front.resumed or not policy.keys:
             return front, ()
         index = self._index
-        if index is None or not (index.policy is policy or index.policy == policy):
+        if index is None or not _same_policy(index.policy, policy):
             return None
         plan = policy.plan
         path = plan.path
         if path == "static":
             best: WaitingEntry = index.ranked.first()[1]
-            stored = best.enqueue_keys
-            if stored is None:
-                stored = plan.keys(
-                    best.values, best.serial, now, now - best.enqueued_at, budget_left
-                )
-            return best, stored
+            return best, _static_keys(policy, best)
         if path == "lanes" and index.in_time_order:
             keys_of = plan.keys
             chosen: tuple[Any, ...] | None = None
@@ -657,42 +667,95 @@ class WaitingQueue:
         removal would take them at this one moment (see ``dispatch_order``);
         ``plain_keys`` gives an entry's keys by the plain definition, for a queue
         not indexed for ``policy``."""
-        rest: list[WaitingEntry] = []
-        for entry in self._order.values():
-            if entry.resumed or not policy.keys:
-                yield entry, ()
-            else:
-                rest.append(entry)
-        if not rest:
+        resumed = 0
+        for entry in self._order.values():  # the resumed prefix, without keys
+            if not (entry.resumed or not policy.keys):
+                break
+            resumed += 1
+            yield entry, ()
+        if resumed == len(self):
             return
         plan = policy.plan
         index = self._index
-        indexed = index is not None and (index.policy is policy or index.policy == policy)
-        if indexed and plan.path == "static":
-            assert index is not None
-            for entry in index.ranked.values():
-                stored = entry.enqueue_keys
-                if stored is None:
-                    stored = plan.keys(
-                        entry.values, entry.serial, now, now - entry.enqueued_at, budget_left
-                    )
-                yield entry, stored
-            return
-        if not indexed:  # the plain definition, then one sort
+        if index is None or not _same_policy(index.policy, policy):
+            rest = [entry for entry in self._order.values() if not entry.resumed]
             keyed = [(plain_keys(entry), entry) for entry in rest]
             keyed.sort(key=lambda pair: sort_key(pair[0]))  # stable: ties in queue order
             for keys, entry in keyed:
                 yield entry, keys
-            return
-        ranked = plan.sort_keys(rest, now, budget_left)
-        heapq.heapify(ranked)
-        while ranked:
-            position = int(heapq.heappop(ranked)[-1])
-            entry = rest[position]
-            yield (
-                entry,
-                plan.keys(entry.values, entry.serial, now, now - entry.enqueued_at, budget_left),
-            )
+        elif plan.path == "static":  # already in order: O(log n) each
+            for entry in index.ranked.values():
+                yield entry, _static_keys(policy, entry)
+        elif plan.path == "lanes" and index.in_time_order:
+            yield from _merged_lanes(plan.keys, index, now, budget_left)
+        else:
+            rows = [entry for entry in self._order.values() if not entry.resumed]
+            ranked = plan.sort_keys(rows, now, budget_left)
+            heapq.heapify(ranked)
+            keys_of = plan.keys
+            while ranked:
+                entry = rows[int(heapq.heappop(ranked)[-1])]
+                yield (
+                    entry,
+                    keys_of(entry.values, entry.serial, now, now - entry.enqueued_at, budget_left),
+                )
+
+
+def _merged_lanes(
+    keys_of: Callable[..., tuple[float, ...]],
+    index: _Index,
+    now: float,
+    budget_left: Mapping[str, float],
+) -> Iterator[tuple[WaitingEntry, tuple[float, ...]]]:
+    """The classes merged lazily: within a class, keys never get worse with age, so
+    each class in ticket order is already in (key values, ticket) order, and a
+    merge of the classes by that order is the dispatch order."""
+    heap: list[tuple[Any, ...]] = []
+    for number, members in enumerate(index.lanes.values()):
+        run = members.values()
+        head: WaitingEntry = next(run)
+        keys = keys_of(head.values, head.serial, now, now - head.enqueued_at, budget_left)
+        heap.append((sort_key(keys), head.ticket, number, keys, head, run))
+    heapq.heapify(heap)  # (key values, ticket) is unique: the rest is never compared
+    while heap:
+        _, _, number, keys, entry, run = heap[0]
+        yield entry, keys
+        following: WaitingEntry | None = next(run, None)
+        if following is None:
+            heapq.heappop(heap)
+            continue
+        keys = keys_of(
+            following.values, following.serial, now, now - following.enqueued_at, budget_left
+        )
+        heapq.heapreplace(heap, (sort_key(keys), following.ticket, number, keys, following, run))
+
+
+def _same_policy(a: QueuePolicy, b: QueuePolicy) -> bool:
+    """Whether an index built for ``a`` serves ``b``: the same policy, or an equal
+    one whose constants also agree in the sign of zero (``pmap`` equality takes
+    -0.0 for 0.0, and ``1 / k`` tells them apart)."""
+    if a is b:
+        return True
+    if a != b:
+        return False
+    return all(
+        math.copysign(1.0, a.constants[name]) == math.copysign(1.0, value)
+        for name, value in b.constants.items()
+    )
+
+
+def _static_keys(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
+    """The key values of ``entry`` under ``policy``'s ``static`` path, exactly as
+    :func:`~policy.waiting.select.entry_keys` gives them: under enqueue timing
+    the stored keys (or, missing, the keys at enqueue); otherwise keys that read
+    no moment, so any moment gives their values."""
+    keys_of = policy.plan.keys
+    if policy.timing == "enqueue":
+        stored = entry.enqueue_keys
+        if stored is not None:
+            return stored
+        return keys_of(entry.values, entry.serial, entry.enqueued_at, 0.0, _NO_BUDGETS)
+    return keys_of(entry.values, entry.serial, math.nan, math.nan, _NO_BUDGETS)
 
 
 _QUEUE_SLOTS: Final = tuple(
@@ -729,13 +792,14 @@ def _laid_out(policy: QueuePolicy, entry: WaitingEntry) -> WaitingEntry:
     """``entry`` with its attributes laid out for ``policy``.
 
     An entry queued under another policy may lack an attribute this one reads:
-    it carries it as NaN, which is how the plain definition reads a missing name.
+    compiled keys read it as NaN (``_ABSENT``), as the plain definition reads a
+    missing name; the entry's attributes still do not have it.
     """
     order = policy.plan.attribute_order
     if entry.names[: len(order)] == order and len(entry.values) == len(order):
         return entry
     given = dict(entry.attributes)
-    names, values, extras = _layout(policy, {**dict.fromkeys(order, math.nan), **given})
+    names, values, extras = _layout(policy, {**dict.fromkeys(order, _ABSENT), **given})
     return _entry(
         entry.identity,
         names,

@@ -73,7 +73,7 @@ class Selection:
     @property
     def index(self) -> int:
         """The entry's position in :attr:`queue`."""
-        return self.queue.position_of(self.entry)
+        return self.queue._position_of(self.entry)
 
 
 def entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tuple[float, ...]:

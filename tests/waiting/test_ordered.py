@@ -99,3 +99,31 @@ def test_build_in_order_fills_leaves() -> None:
     for key in range(10_000):
         tree = tree.insert(key, key)
     assert tree._height <= 2  # 64 keys a leaf: 157 leaves under 3 inner nodes
+
+
+def test_a_thinned_tree_is_rebuilt_no_taller_than_its_size_needs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Increasing keys, then one kept per subtree: without rebuilding, height grew
+    with the number of inserts (7 levels for 16 keys at fanout 4)."""
+    monkeypatch.setattr(ordered, "FANOUT", 4)
+    tree: OrderedMap[int, int] = OrderedMap()
+    for key in range(4000):
+        tree = tree.insert(key, -key)
+    model = list(range(4000))
+    for key in range(4000):
+        if key % 250:
+            tree = tree.remove(key)
+            model.remove(key)
+            if key % 97 == 0:
+                _compare(tree, model)
+    _compare(tree, model)
+    assert tree._height <= 3  # 16 keys: within two levels of log4(16)
+
+
+def test_removing_a_missing_key_is_an_error() -> None:
+    tree: OrderedMap[int, str] = OrderedMap()
+    tree = tree.insert(1, "a").insert(3, "c")
+    with pytest.raises(KeyError):
+        tree.remove(2)
+    assert list(tree.items()) == [(1, "a"), (3, "c")]
