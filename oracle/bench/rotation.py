@@ -26,10 +26,11 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from returns.result import Success
 
+from oracle.bench.rows import Row
 from policy import (
     Arrival,
     Cancel,
@@ -60,27 +61,6 @@ __all__ = [
 
 #: "One Tick + RoundResult pair within 5x the hand-written mutable implementation."
 TARGET: Final = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One measured figure: seconds per pair of each side; ``ratio`` = kernel / baseline."""
-
-    name: str
-    n: int | None
-    kernel_seconds: float
-    baseline_seconds: float
-    ratio: float
-    target: float | None
-    note: str
-
-    #: a lower ratio is better (read by the bench table beside the other rows)
-    higher_is_better: ClassVar[bool] = False
-
-    @property
-    def met(self) -> bool | None:
-        """Whether the ratio is within the target (None without a target)."""
-        return None if self.target is None else self.ratio <= self.target
 
 
 # ------------------------------------------------------------------------ baseline

@@ -38,10 +38,7 @@ def sections(quick: bool) -> list[tuple[str, Callable[[], list[Row]]]]:
     sizes = (1_000, 100_000) if quick else (1_000, 10_000, 100_000)
 
     def rotation() -> list[Row]:
-        return [
-            Row(r.name, r.n, r.kernel_seconds, r.baseline_seconds, r.ratio, r.target, r.note)
-            for r in bench_rotation(quick)
-        ]
+        return bench_rotation(quick)
 
     return [
         ("queue operations", lambda: waiting.operation_rows(sizes, quick)),

@@ -8,9 +8,10 @@ of the spec lives here and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
+from typing import Any
 
 from pyrsistent import pvector
 from pyrsistent.typing import PVector
@@ -64,7 +65,9 @@ class GrantBacklog:
 
     def append(self, entry: BacklogEntry) -> GrantBacklog:
         """The backlog with ``entry`` at the back, its skip count starting at 0."""
-        return GrantBacklog(self.entries.append(replace(entry, skipped=0)))
+        if entry.skipped:
+            return _backlog(self.entries.append(replace(entry, skipped=0)))
+        return _backlog(self.entries.append(entry))  # already at 0: the same record
 
     def position(self, request: RequestId) -> Maybe[int]:
         """Where ``request`` waits, if it does."""
@@ -75,7 +78,9 @@ class GrantBacklog:
 
     def mark_cancelled(self, index: int) -> GrantBacklog:
         """The backlog with the entry at ``index`` marked cancelled, order kept."""
-        return GrantBacklog(self.entries.set(index, replace(self.entries[index], cancelled=True)))
+        entry = self.entries[index]
+        marked = _entry(entry.request, entry.lane, entry.kind, entry.skipped, True)
+        return _backlog(self.entries.set(index, marked))
 
 
 def take_next_grantee(
@@ -95,16 +100,60 @@ def take_next_grantee(
     >>> chosen.request, [(e.request, e.skipped) for e in rest]
     ('B', [('A', 1)])
     """
-    chosen_index = next_grant_index([(e.lane, e.skipped) for e in backlog.entries], skip_cap)
-    return chosen_index.map(
-        lambda chosen: (
-            backlog.entries[chosen],
-            GrantBacklog(
-                pvector(
-                    replace(entry, skipped=entry.skipped + 1)
-                    for index, entry in enumerate(backlog.entries)
-                    if index != chosen
-                )
-            ),
-        )
-    )
+    entries = backlog.entries
+    chosen = next_grant_index([(e.lane, e.skipped) for e in entries], skip_cap).value_or(None)
+    if chosen is None:
+        return Nothing
+    rest = [
+        _entry(entry.request, entry.lane, entry.kind, entry.skipped + 1, entry.cancelled)
+        for index, entry in enumerate(entries)
+        if index != chosen
+    ]
+    return Some((entries[chosen], _backlog(pvector(rest))))
+
+
+# ----------------------------------------------------------------- record builders
+#
+# A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``
+# (its way around its own ``__setattr__``), which is most of what a small record
+# costs. Internal paths build records with ``object.__new__`` and the slots'
+# own setters instead: the same fields, the same values, a record equal to what
+# the constructor gives, at about half the cost. Records stay frozen: nothing
+# here or anywhere sets a field of a record after it is built.
+
+
+def _slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
+    """The slot setters of every field of the frozen slotted dataclass ``cls``, in
+    ``names`` order; ``names`` must be all of its fields, in order (so a builder
+    sets every field: a field added to a record fails here, at import)."""
+    declared = tuple(f.name for f in fields(cls))
+    if declared != names:
+        raise TypeError(f"{cls.__name__} has the fields {declared}, not {names}")
+    return tuple(vars(cls)[name].__set__ for name in names)
+
+
+_new = object.__new__
+_set_request, _set_lane, _set_kind, _set_skipped, _set_cancelled = _slot_setters(
+    BacklogEntry, ("request", "lane", "kind", "skipped", "cancelled")
+)
+(_set_entries,) = _slot_setters(GrantBacklog, ("entries",))
+
+
+def _entry(
+    request: RequestId, lane: Lane, kind: EntryKind, skipped: int, cancelled: bool
+) -> BacklogEntry:
+    """``BacklogEntry(request, lane, kind, skipped, cancelled)``."""
+    entry = _new(BacklogEntry)
+    _set_request(entry, request)
+    _set_lane(entry, lane)
+    _set_kind(entry, kind)
+    _set_skipped(entry, skipped)
+    _set_cancelled(entry, cancelled)
+    return entry
+
+
+def _backlog(entries: PVector[BacklogEntry]) -> GrantBacklog:
+    """``GrantBacklog(entries)``."""
+    backlog = _new(GrantBacklog)
+    _set_entries(backlog, entries)
+    return backlog

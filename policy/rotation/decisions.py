@@ -97,12 +97,21 @@ def next_grant_index(entries: Sequence[tuple[Lane, int]], skip_cap: int = SKIP_C
     >>> next_grant_index([])
     <Nothing>
     """
-    if not entries:
-        return Nothing
-    most_skipped = max(range(len(entries)), key=lambda i: (entries[i][1], -i))
+    count = len(entries)
+    if count <= 1:  # both rules choose the only entry
+        return _SOME_INDEX[0] if count else Nothing
+    most_skipped = max(range(count), key=lambda i: (entries[i][1], -i))
     if entries[most_skipped][1] >= skip_cap:
-        return Some(most_skipped)
-    return Some(max(range(len(entries)), key=lambda i: (entries[i][0], -i)))
+        return _some_index(most_skipped)
+    return _some_index(max(range(count), key=lambda i: (entries[i][0], -i)))
+
+
+#: ``Some(i)`` for the positions of every backlog the protocol holds (and more), built once.
+_SOME_INDEX: tuple[Maybe[int], ...] = tuple(Some(index) for index in range(8))
+
+
+def _some_index(index: int) -> Maybe[int]:
+    return _SOME_INDEX[index] if index < len(_SOME_INDEX) else Some(index)
 
 
 def slice_takes_tick(yielded: bool, others_have_work: bool) -> bool:

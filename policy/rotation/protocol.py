@@ -48,14 +48,23 @@ Illegal events return a :class:`ProtocolError` and leave the state as it was.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from enum import Enum
+from operator import attrgetter
+from typing import cast
 
-from returns.maybe import Some
 from returns.result import Failure, Result, Success
 
 from policy.identity import RequestId
-from policy.rotation.backlog import BacklogEntry, EntryKind, GrantBacklog, take_next_grantee
+from policy.rotation.backlog import (
+    EntryKind,
+    GrantBacklog,
+    _backlog,
+    _entry,
+    _slot_setters,
+    take_next_grantee,
+)
 from policy.rotation.decisions import (
     SKIP_CAP,
     backlog_admits,
@@ -134,8 +143,16 @@ def initial_state(skip_cap: int = SKIP_CAP) -> RotationState:
 
 def live_requests(state: RotationState) -> tuple[RequestId, ...]:
     """The speculative sessions alive: the holder first, then the backlog."""
-    holder = () if state.active is None else (state.active.request,)
-    return holder + tuple(entry.request for entry in state.backlog)
+    active = state.active
+    entries = state.backlog.entries
+    if not entries:
+        return () if active is None else (active.request,)
+    if active is None:
+        return tuple(map(_request_of, entries))
+    return (active.request, *map(_request_of, entries))
+
+
+_request_of = attrgetter("request")
 
 
 # -------------------------------------------------------------------------- events
@@ -285,6 +302,48 @@ class ProtocolError:
 
 
 # ---------------------------------------------------------------------- transitions
+#
+# The per-event cost. An event builds only the records that change; the rest of
+# the state is shared with the state it came from, and an event that changes
+# nothing returns the state it was given. Records are built by the builders at
+# the end of this module (``dataclasses.replace`` walks every field and costs
+# about three times as much), enum members are read once into the constants below
+# (``Branch.FINISH`` goes through ``EnumType.__getattr__`` on Python 3.11, about
+# the cost of building a small record), and outcomes that never vary are built
+# once. Checks the event settled are not made again on the paths behind them.
+
+_ADMISSION_SLICE0 = SliceKind.ADMISSION_SLICE0
+_GRANT_SLICE0 = SliceKind.GRANT_SLICE0
+_ROUND = SliceKind.ROUND
+_WAITER = EntryKind.WAITER
+_PARKED = EntryKind.PARKED
+_SPECULATIVE = TickUse.SPECULATIVE
+_CLASSIC = TickUse.CLASSIC
+_IDLE = TickUse.IDLE
+_COMPLETED = Ending.COMPLETED
+_CLASSIC_ENDING = Ending.CLASSIC
+_WAITER_SLICE0 = Branch.WAITER_SLICE0
+_PARKED_PROMOTION = Branch.PARKED_PROMOTION
+_CANCELLED_JOB = Branch.CANCELLED_JOB
+_CLASSIC_TICK = Branch.CLASSIC_TICK
+_IDLE_TICK = Branch.IDLE_TICK
+_NEGATIVE_BUDGET = ProtocolErrorKind.NEGATIVE_BUDGET
+_DUPLICATE_REQUEST = ProtocolErrorKind.DUPLICATE_REQUEST
+_UNKNOWN_REQUEST = ProtocolErrorKind.UNKNOWN_REQUEST
+_RESULT_PENDING = ProtocolErrorKind.RESULT_PENDING
+_NO_ACTION_IN_FLIGHT = ProtocolErrorKind.NO_ACTION_IN_FLIGHT
+
+_DIRECT_ADMISSION = (Branch.DIRECT_ADMISSION,)
+_CLASSIC_FALLBACK = (Branch.CLASSIC_FALLBACK,)
+_ROUND_BRANCHES = (Branch.ROUND,)
+_FINISH = (Branch.FINISH,)
+_EXPIRY_PARK = (Branch.EXPIRY_PARK,)
+_WAITING_OUTCOME = Outcome((Branch.WAITING,))
+_NOTED_OUTCOME = Outcome((Branch.CANCEL_NOTED,))
+_ADMISSION_TICK_OUTCOME = Outcome((Branch.ADMISSION_TICK,), _SPECULATIVE)
+_CLASSIC_TICK_OUTCOME = Outcome((_CLASSIC_TICK,), _CLASSIC)
+_IDLE_TICK_OUTCOME = Outcome((_IDLE_TICK,), _IDLE)
+_CONTINUE_OUTCOME = Outcome((Branch.CONTINUE,))
 
 
 def apply_event(state: RotationState, event: Event) -> Result[Step, ProtocolError]:
@@ -297,175 +356,188 @@ def apply_event(state: RotationState, event: Event) -> Result[Step, ProtocolErro
     >>> apply_event(state, RoundResult(finished=True)).failure().kind.name
     'NO_ACTION_IN_FLIGHT'
     """
-    match event:
-        case Arrival():
-            return _arrive(state, event)
+    match event:  # the most frequent events first
         case Tick():
             return _tick(state, event)
         case RoundResult():
             return _round_result(state, event)
+        case Arrival():
+            return _arrive(state, event)
         case Cancel():
             return _cancel(state, event)
 
 
+def _refuse(kind: ProtocolErrorKind, event: Event) -> Result[Step, ProtocolError]:
+    return Failure(_error(kind, event))
+
+
 def _arrive(state: RotationState, event: Arrival) -> Result[Step, ProtocolError]:
     if event.budget < 0:
-        return Failure(ProtocolError(ProtocolErrorKind.NEGATIVE_BUDGET, event))
-    if event.request in live_requests(state):
-        return Failure(ProtocolError(ProtocolErrorKind.DUPLICATE_REQUEST, event))
-    if state.active is None and not state.backlog and not state.acted:
-        job = ActiveJob(
-            event.request, event.lane, 0, event.budget, in_flight=SliceKind.ADMISSION_SLICE0
-        )
-        return Success(
-            Step(
-                replace(state, active=job, yielded=True, acted=True),
-                Outcome(
-                    (Branch.DIRECT_ADMISSION,),
-                    action=ModelAction(event.request, SliceKind.ADMISSION_SLICE0),
-                ),
+        return _refuse(_NEGATIVE_BUDGET, event)
+    request = event.request
+    active = state.active
+    backlog = state.backlog
+    entries = backlog.entries
+    # ``request in live_requests(state)``, without building the tuple
+    if active is not None and active.request == request:
+        return _refuse(_DUPLICATE_REQUEST, event)
+    for entry in entries:
+        if entry.request == request:
+            return _refuse(_DUPLICATE_REQUEST, event)
+    if active is None and not entries and not state.acted:
+        job = _job(request, event.lane, 0, event.budget, _ADMISSION_SLICE0, False)
+        return _success(
+            _step(
+                _state(job, backlog, True, True, state.skip_cap),
+                _outcome(_DIRECT_ADMISSION, None, _action(request, _ADMISSION_SLICE0), (), ()),
             )
         )
     # A free slot whose tick was spent by an instant finish contends with nobody:
     # the request waits one tick for it, whatever the budget.
-    deferred = state.active is None and not state.backlog
-    if event.may_wait and (deferred or backlog_admits(len(state.backlog), event.budget)):
-        waiter = BacklogEntry(event.request, event.lane, EntryKind.WAITER)
-        return Success(
-            Step(replace(state, backlog=state.backlog.append(waiter)), Outcome((Branch.WAITING,)))
+    deferred = active is None and not entries
+    if event.may_wait and (deferred or backlog_admits(len(entries), event.budget)):
+        waiter = _entry(request, event.lane, _WAITER, 0, False)
+        waiting = _backlog(entries.append(waiter))  # a new entry: no skip count to reset
+        return _success(
+            _step(
+                _state(active, waiting, state.yielded, state.acted, state.skip_cap),
+                _WAITING_OUTCOME,
+            )
         )
-    return Success(
-        Step(
-            state,
-            Outcome((Branch.CLASSIC_FALLBACK,), ended=(Ended(event.request, Ending.CLASSIC),)),
-        )
-    )
+    fallback = _outcome(_CLASSIC_FALLBACK, None, None, (_ended(request, _CLASSIC_ENDING),), ())
+    return _success(_step(state, fallback))
 
 
 def _cancel(state: RotationState, event: Cancel) -> Result[Step, ProtocolError]:
-    noted = Outcome((Branch.CANCEL_NOTED,))
-    if state.active is not None and state.active.request == event.request:
-        active = replace(state.active, cancelled=True)
-        return Success(Step(replace(state, active=active), noted))
-    match state.backlog.position(event.request):
-        case Some(index):
-            return Success(Step(replace(state, backlog=state.backlog.mark_cancelled(index)), noted))
-        case _:
-            return Failure(ProtocolError(ProtocolErrorKind.UNKNOWN_REQUEST, event))
+    request = event.request
+    active = state.active
+    if active is not None and active.request == request:
+        if active.cancelled:  # cancelled twice: nothing changes
+            return _success(_step(state, _NOTED_OUTCOME))
+        marked = _job(
+            active.request, active.lane, active.slices_in_grant, active.budget,
+            active.in_flight, True,
+        )  # fmt: skip
+        return _success(
+            _step(
+                _state(marked, state.backlog, state.yielded, state.acted, state.skip_cap),
+                _NOTED_OUTCOME,
+            )
+        )
+    entries = state.backlog.entries
+    for index, entry in enumerate(entries):
+        if entry.request == request:
+            if entry.cancelled:
+                return _success(_step(state, _NOTED_OUTCOME))
+            marked_entry = _entry(entry.request, entry.lane, entry.kind, entry.skipped, True)
+            backlog = _backlog(entries.set(index, marked_entry))
+            return _success(
+                _step(
+                    _state(active, backlog, state.yielded, state.acted, state.skip_cap),
+                    _NOTED_OUTCOME,
+                )
+            )
+    return _refuse(_UNKNOWN_REQUEST, event)
 
 
 def _tick(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
     if event.budget < 0:
-        return Failure(ProtocolError(ProtocolErrorKind.NEGATIVE_BUDGET, event))
-    if state.active is not None and state.active.in_flight is not None:
-        return Failure(ProtocolError(ProtocolErrorKind.RESULT_PENDING, event))
+        return _refuse(_NEGATIVE_BUDGET, event)
+    active = state.active
+    if active is not None and active.in_flight is not None:
+        return _refuse(_RESULT_PENDING, event)
     if state.acted:
         # The direct admission's slice 0 was this tick's model action.
-        return Success(
-            Step(
-                replace(state, acted=False),
-                Outcome((Branch.ADMISSION_TICK,), use=TickUse.SPECULATIVE),
+        return _success(
+            _step(
+                _state(active, state.backlog, state.yielded, False, state.skip_cap),
+                _ADMISSION_TICK_OUTCOME,
             )
         )
-    speculative_pending = state.active is not None or bool(state.backlog)
-    if speculative_pending and slice_takes_tick(state.yielded, event.classic_work):
-        return Success(_speculative_tick(state, event))
-    return Success(_other_tick(state, event.classic_work))
-
-
-def _other_tick(
-    state: RotationState,
-    classic_work: bool,
-    branches: tuple[Branch, ...] = (),
-    ended: tuple[Ended, ...] = (),
-) -> Step:
-    """A tick that runs no speculative model action (after ``branches``, if any)."""
-    if classic_work:
-        return Step(
-            replace(state, yielded=False),
-            Outcome((*branches, Branch.CLASSIC_TICK), use=TickUse.CLASSIC, ended=ended),
-        )
-    return Step(state, Outcome((*branches, Branch.IDLE_TICK), use=TickUse.IDLE, ended=ended))
-
-
-def _speculative_tick(state: RotationState, event: Tick) -> Step:
-    if state.active is not None:
-        if state.active.cancelled:
-            return _finish_cancelled(replace(state, yielded=True), state.active)
-        active = replace(state.active, in_flight=SliceKind.ROUND)
-        return Step(
-            replace(state, active=active, yielded=True),
-            Outcome(
-                (Branch.ROUND,),
-                use=TickUse.SPECULATIVE,
-                action=ModelAction(active.request, SliceKind.ROUND),
-            ),
-        )
-    return _promote(state, event)
+    if active is not None:
+        if slice_takes_tick(state.yielded, event.classic_work):
+            if active.cancelled:
+                return _success(_finish_cancelled(state.backlog, state.skip_cap, active, (), ()))
+            # The holder's round (the budget stays the one cached at the grant's start).
+            request = active.request
+            job = _job(request, active.lane, active.slices_in_grant, active.budget, _ROUND, False)
+            return _success(
+                _step(
+                    _state(job, state.backlog, True, False, state.skip_cap),
+                    _outcome(_ROUND_BRANCHES, _SPECULATIVE, _action(request, _ROUND), (), ()),
+                )
+            )
+    elif state.backlog.entries and slice_takes_tick(state.yielded, event.classic_work):
+        return _success(_promote(state, event))
+    # No speculative model action this tick.
+    if not event.classic_work:
+        return _success(_step(state, _IDLE_TICK_OUTCOME))
+    if state.yielded:
+        state = _state(active, state.backlog, False, False, state.skip_cap)
+    return _success(_step(state, _CLASSIC_TICK_OUTCOME))
 
 
 def _promote(state: RotationState, event: Tick) -> Step:
-    """Grant the slot to the next entry that can take it, within this tick."""
+    """Grant the slot to the next entry that can take it, within this tick (the slot
+    is free and no direct admission took the tick)."""
     branches: list[Branch] = []
     ended: list[Ended] = []
     backlog = state.backlog
+    skip_cap = state.skip_cap
     while True:
-        match take_next_grantee(backlog, state.skip_cap):
-            case Some((entry, backlog)):
-                pass
-            case _:
-                # Everyone granted was cancelled or declined: give the tick away
-                # (no speculative model action ran, so ``yielded`` is not set).
-                return _other_tick(
-                    replace(state, backlog=backlog),
-                    event.classic_work,
-                    tuple(branches),
-                    tuple(ended),
+        taken = take_next_grantee(backlog, skip_cap).value_or(None)
+        if taken is None:
+            # Everyone granted was cancelled or declined: give the tick away
+            # (no speculative model action ran, so ``yielded`` is not set).
+            if event.classic_work:
+                return _step(
+                    _state(None, backlog, False, False, skip_cap),
+                    _outcome((*branches, _CLASSIC_TICK), _CLASSIC, None, tuple(ended), ()),
                 )
-        if entry.kind is EntryKind.WAITER and entry.cancelled:
+            return _step(
+                _state(None, backlog, state.yielded, False, skip_cap),
+                _outcome((*branches, _IDLE_TICK), _IDLE, None, tuple(ended), ()),
+            )
+        entry, backlog = taken
+        waiter = entry.kind is _WAITER
+        if waiter and entry.cancelled:
             branches.append(Branch.CANCELLED_WAITER)
             ended.append(Ended(entry.request, Ending.ABORTED))
             continue
-        if entry.kind is EntryKind.WAITER and entry.request in event.declined:
+        if waiter and entry.request in event.declined:
             branches.append(Branch.DECLINED_WAITER)
             ended.append(Ended(entry.request, Ending.ROUTED_CLASSIC))
             continue
-        kind = SliceKind.GRANT_SLICE0 if entry.kind is EntryKind.WAITER else SliceKind.ROUND
-        job = ActiveJob(
-            entry.request, entry.lane, 0, event.budget, in_flight=kind, cancelled=entry.cancelled
-        )
-        promoted = replace(state, active=job, backlog=backlog, yielded=True)
+        kind, branch = (_GRANT_SLICE0, _WAITER_SLICE0) if waiter else (_ROUND, _PARKED_PROMOTION)
+        job = _job(entry.request, entry.lane, 0, event.budget, kind, entry.cancelled)
         if job.cancelled:
             # A cancelled parked job: its round sees the cancel at once.
-            return _finish_cancelled(
-                promoted, job, (*branches, Branch.PARKED_PROMOTION), tuple(ended)
-            )
-        branch = Branch.WAITER_SLICE0 if kind is SliceKind.GRANT_SLICE0 else Branch.PARKED_PROMOTION
-        return Step(
-            promoted,
-            Outcome(
-                (*branches, branch),
-                use=TickUse.SPECULATIVE,
-                action=ModelAction(job.request, kind),
-                ended=tuple(ended),
+            return _finish_cancelled(backlog, skip_cap, job, (*branches, branch), tuple(ended))
+        return _step(
+            _state(job, backlog, True, False, skip_cap),
+            _outcome(
+                (*branches, branch), _SPECULATIVE, _action(job.request, kind), tuple(ended), ()
             ),
         )
 
 
 def _finish_cancelled(
-    state: RotationState,
+    backlog: GrantBacklog,
+    skip_cap: int,
     job: ActiveJob,
-    branches: tuple[Branch, ...] = (),
-    ended: tuple[Ended, ...] = (),
+    branches: tuple[Branch, ...],
+    ended: tuple[Ended, ...],
 ) -> Step:
-    """A cancelled job's round: a counted no-op slice that finishes it."""
-    return Step(
-        replace(state, active=None),
-        Outcome(
-            (*branches, Branch.CANCELLED_JOB),
-            use=TickUse.SPECULATIVE,
-            ended=(*ended, Ended(job.request, Ending.CANCELLED)),
-            grants=(GrantEnd(job.request, job.slices_in_grant + 1, parked=False),),
+    """A cancelled job's round: a counted no-op slice that finishes it (a speculative
+    tick that no direct admission took)."""
+    return _step(
+        _state(None, backlog, True, False, skip_cap),
+        _outcome(
+            (*branches, _CANCELLED_JOB),
+            _SPECULATIVE,
+            None,
+            (*ended, Ended(job.request, Ending.CANCELLED)),
+            (GrantEnd(job.request, job.slices_in_grant + 1, parked=False),),
         ),
     )
 
@@ -473,30 +545,173 @@ def _finish_cancelled(
 def _round_result(state: RotationState, event: RoundResult) -> Result[Step, ProtocolError]:
     job = state.active
     if job is None or job.in_flight is None:
-        return Failure(ProtocolError(ProtocolErrorKind.NO_ACTION_IN_FLIGHT, event))
+        return _refuse(_NO_ACTION_IN_FLIGHT, event)
     slices = job.slices_in_grant + 1
+    backlog = state.backlog
     if event.finished:
-        return Success(
-            Step(
-                replace(state, active=None),
-                Outcome(
-                    (Branch.FINISH,),
-                    ended=(Ended(job.request, Ending.COMPLETED),),
-                    grants=(GrantEnd(job.request, slices, parked=False),),
-                ),
-            )
+        finish = _outcome(
+            _FINISH,
+            None,
+            None,
+            (_ended(job.request, _COMPLETED),),
+            (_grant_end(job.request, slices, False),),
         )
-    checked = job.in_flight is not SliceKind.ADMISSION_SLICE0
-    if checked and slice_grant_expired(slices, job.budget, bool(state.backlog)):
-        parked = BacklogEntry(job.request, job.lane, EntryKind.PARKED, cancelled=job.cancelled)
-        return Success(
-            Step(
-                replace(state, active=None, backlog=state.backlog.append(parked)),
-                Outcome(
-                    (Branch.EXPIRY_PARK,),
-                    grants=(GrantEnd(job.request, slices, parked=True),),
-                ),
-            )
+        return _success(
+            _step(_state(None, backlog, state.yielded, state.acted, state.skip_cap), finish)
         )
-    active = replace(job, slices_in_grant=slices, in_flight=None)
-    return Success(Step(replace(state, active=active), Outcome((Branch.CONTINUE,))))
+    entries = backlog.entries
+    checked = job.in_flight is not _ADMISSION_SLICE0
+    if checked and slice_grant_expired(slices, job.budget, bool(entries)):
+        parked = _backlog(entries.append(_entry(job.request, job.lane, _PARKED, 0, job.cancelled)))
+        park = _outcome(_EXPIRY_PARK, None, None, (), (_grant_end(job.request, slices, True),))
+        return _success(
+            _step(_state(None, parked, state.yielded, state.acted, state.skip_cap), park)
+        )
+    active = _job(job.request, job.lane, slices, job.budget, None, job.cancelled)
+    return _success(
+        _step(
+            _state(active, backlog, state.yielded, state.acted, state.skip_cap), _CONTINUE_OUTCOME
+        )
+    )
+
+
+# ----------------------------------------------------------------- record builders
+#
+# The records of a transition, built as in policy.rotation.backlog: object.__new__
+# and the slots' own setters, every field set, equal to what the constructor
+# gives, at about half its cost. ``_success`` builds ``Success(step)`` the same
+# way, through the one slot ``returns`` keeps its value in; it is checked at
+# import against ``Success`` itself and is ``Success`` wherever that check fails.
+
+_new = object.__new__
+_job_request, _job_lane, _job_slices, _job_budget, _job_in_flight, _job_cancelled = _slot_setters(
+    ActiveJob, ("request", "lane", "slices_in_grant", "budget", "in_flight", "cancelled")
+)
+_state_active, _state_backlog, _state_yielded, _state_acted, _state_skip_cap = _slot_setters(
+    RotationState, ("active", "backlog", "yielded", "acted", "skip_cap")
+)
+_action_request, _action_kind = _slot_setters(ModelAction, ("request", "kind"))
+_ended_request, _ended_ending = _slot_setters(Ended, ("request", "ending"))
+_grant_request, _grant_slices, _grant_parked = _slot_setters(
+    GrantEnd, ("request", "slices", "parked")
+)
+_outcome_branches, _outcome_use, _outcome_action, _outcome_ended, _outcome_grants = _slot_setters(
+    Outcome, ("branches", "use", "action", "ended", "grants")
+)
+_step_state, _step_outcome = _slot_setters(Step, ("state", "outcome"))
+_error_kind, _error_event = _slot_setters(ProtocolError, ("kind", "event"))
+
+
+def _job(  # noqa: PLR0917
+    request: RequestId,
+    lane: Lane,
+    slices_in_grant: int,
+    budget: int,
+    in_flight: SliceKind | None,
+    cancelled: bool,
+) -> ActiveJob:
+    job = _new(ActiveJob)
+    _job_request(job, request)
+    _job_lane(job, lane)
+    _job_slices(job, slices_in_grant)
+    _job_budget(job, budget)
+    _job_in_flight(job, in_flight)
+    _job_cancelled(job, cancelled)
+    return job
+
+
+def _state(
+    active: ActiveJob | None, backlog: GrantBacklog, yielded: bool, acted: bool, skip_cap: int
+) -> RotationState:
+    state = _new(RotationState)
+    _state_active(state, active)
+    _state_backlog(state, backlog)
+    _state_yielded(state, yielded)
+    _state_acted(state, acted)
+    _state_skip_cap(state, skip_cap)
+    return state
+
+
+def _action(request: RequestId, kind: SliceKind) -> ModelAction:
+    action = _new(ModelAction)
+    _action_request(action, request)
+    _action_kind(action, kind)
+    return action
+
+
+def _ended(request: RequestId, ending: Ending) -> Ended:
+    ended = _new(Ended)
+    _ended_request(ended, request)
+    _ended_ending(ended, ending)
+    return ended
+
+
+def _grant_end(request: RequestId, slices: int, parked: bool) -> GrantEnd:
+    grant = _new(GrantEnd)
+    _grant_request(grant, request)
+    _grant_slices(grant, slices)
+    _grant_parked(grant, parked)
+    return grant
+
+
+def _outcome(
+    branches: tuple[Branch, ...],
+    use: TickUse | None,
+    action: ModelAction | None,
+    ended: tuple[Ended, ...],
+    grants: tuple[GrantEnd, ...],
+) -> Outcome:
+    outcome = _new(Outcome)
+    _outcome_branches(outcome, branches)
+    _outcome_use(outcome, use)
+    _outcome_action(outcome, action)
+    _outcome_ended(outcome, ended)
+    _outcome_grants(outcome, grants)
+    return outcome
+
+
+def _step(state: RotationState, outcome: Outcome) -> Step:
+    step = _new(Step)
+    _step_state(step, state)
+    _step_outcome(step, outcome)
+    return step
+
+
+def _error(kind: ProtocolErrorKind, event: Event) -> ProtocolError:
+    error = _new(ProtocolError)
+    _error_kind(error, kind)
+    _error_event(error, event)
+    return error
+
+
+def _success_builder(container: type = Success) -> Callable[[Step], Result[Step, ProtocolError]]:
+    """``container`` (``Success``) itself, or a builder of the same objects through
+    the one slot that holds their value, when that builds a container equal to the
+    constructor's (checked here, once; anything unexpected keeps the constructor)."""
+    constructor = cast(Callable[[Step], Result[Step, ProtocolError]], container)
+    slots = [vars(k)["_inner_value"] for k in container.__mro__ if "_inner_value" in vars(k)]
+    if len(slots) != 1 or not hasattr(slots[0], "__set__"):
+        return constructor
+    set_value = slots[0].__set__
+
+    def success(step: Step) -> Result[Step, ProtocolError]:
+        result: object = _new(container)
+        set_value(result, step)
+        return cast(Result[Step, ProtocolError], result)
+
+    probe = _step(initial_state(), _CONTINUE_OUTCOME)
+    try:
+        built, made = success(probe), constructor(probe)
+        same = (
+            type(built) is type(made) is container
+            and built == made
+            and repr(built) == repr(made)
+            and hash(built) == hash(made)
+            and built.unwrap() is probe
+        )
+    except Exception:  # another layout of the container: keep the constructor
+        return constructor
+    return success if same else constructor
+
+
+_success = _success_builder()
