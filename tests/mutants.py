@@ -150,9 +150,8 @@ MUTANTS = [
     Mutant(
         "keys evaluated at selection under enqueue timing",
         "policy/waiting/queue.py",
-        "            best: WaitingEntry = index.ranked.first()[1]\n"
-        "            stored = best.enqueue_keys",
-        "            best: WaitingEntry = index.ranked.first()[1]\n            stored = None",
+        '    if policy.timing == "enqueue":\n        stored = entry.enqueue_keys',
+        "    if False:\n        stored = entry.enqueue_keys",
     ),
     Mutant(
         "class heads without the time-order guard",
@@ -163,8 +162,8 @@ MUTANTS = [
     Mutant(
         "admission pass ignores the resumed prefix",
         "policy/waiting/queue.py",
-        "            if entry.resumed or not policy.keys:\n                yield entry, ()",
-        "            if not policy.keys:\n                yield entry, ()",
+        "            if not (entry.resumed or not policy.keys):\n                break",
+        "            if policy.keys:\n                break",
     ),
     Mutant(
         "fit-first skipping",

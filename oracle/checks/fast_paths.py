@@ -11,9 +11,10 @@ several moments:
 - ``admit_many`` with repeated ``attempt_admission``, for a host whose pool
   takes a fixed number of entries.
 
-Domain (``ENTRY_CHOICES``): each entry is one of three request classes
-(immediate long, short, long) queued at time 0, 1 or 2, appended or
-requeued as preempted; the queue is built in every order of those choices, so
+Domain (``ENTRY_CHOICES``): each entry is immediate (long at time 0 or 2,
+short at 1: two classes whose keys tie, so ties between class heads are
+tested), short or long (at time 0, 1 or 2), or a long one requeued as
+preempted; the queue is built in every order of those choices, so
 enqueue times are both in order and out of order (the lane path must then
 fall back). Moments: ``MOMENTS`` (before, at and after the aging limit, and
 the non-finite ones).
@@ -43,11 +44,10 @@ from policy.waiting import (
 
 #: (immediate, prompt, enqueued at, requeued as preempted)
 ENTRY_CHOICES: Final = (
-    *(
-        (immediate, prompt, at, False)
-        for (immediate, prompt) in ((True, 3), (False, 1), (False, 3))
-        for at in (0.0, 1.0, 2.0)
-    ),
+    (True, 3, 0.0, False),
+    (True, 3, 2.0, False),
+    (True, 1, 1.0, False),  # immediate short and long: two classes whose keys tie
+    *((False, prompt, at, False) for prompt in (1, 3) for at in (0.0, 1.0, 2.0)),
     (False, 3, 1.0, True),
 )
 

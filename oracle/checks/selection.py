@@ -463,14 +463,17 @@ def _outcome_text(kernel: AdmissionOutcome) -> str:
 
 def replay_verdict(document: Mapping[str, object]) -> bool | None:
     """Whether the scenario ``document`` passes on the current kernel (None: no
-    ``expect``, or not a loadable scenario)."""
+    ``expect``, or not a loadable scenario; False when the kernel raises)."""
     try:
         scenario = read_scenario(dict(document))
     except FieldError:
         return None
     if not isinstance(scenario, AdmissionScenario):
         return None
-    return admission_result(replay_admission(scenario)).passed
+    try:
+        return admission_result(replay_admission(scenario)).passed
+    except Exception:  # a kernel that raises does not pass (the finding says what it raised)
+        return False
 
 
 def _attr_json(value: float) -> float | int:
