@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import random
 
@@ -250,3 +251,44 @@ def test_a_rebuild_for_another_policy_invents_no_attribute() -> None:
     grown = queue.append(reads_prompt, "b", {"prompt": 1.0}, serial=1, now=1.0).unwrap()
     assert [dict(entry.attributes) for entry in grown] == [{}, {"prompt": 1.0}]
     assert grown.remove("b").unwrap() == queue
+
+
+LANE_CHOICES = (  # (immediate, prompt, enqueued at): four classes, two ages, any order
+    (True, 3, 0.0),
+    (True, 1, 2.0),
+    (False, 1, 0.0),
+    (False, 1, 2.0),
+    (False, 3, 0.0),
+    (False, 3, 2.0),
+)
+
+
+def _lane_heads_disagree(policy: QueuePolicy, max_entries: int) -> list[str]:
+    found = []
+    for size in range(1, max_entries + 1):
+        for choices in itertools.product(LANE_CHOICES, repeat=size):
+            queue = WaitingQueue()
+            for serial, (immediate, prompt, at) in enumerate(choices):
+                attributes = {"immediate": immediate, "prompt": prompt}
+                queue = queue.append(policy, serial, attributes, serial=serial, now=at).unwrap()
+            for now in (2.0, 3.5, math.nan):
+                fast = select_waiting(queue, policy, Moment(now)).unwrap()
+                plain = select_reference(queue, policy, Moment(now)).unwrap()
+                if fast.entry != plain.entry or fast.index != plain.index:
+                    found.append(
+                        f"{choices} at {now}: {fast.entry.identity} != {plain.entry.identity}"
+                    )
+    return found
+
+
+@pytest.mark.parametrize("max_wait", [1.5, 0.0])
+def test_lane_heads_equal_the_full_scan_on_every_queue_of_up_to_five(max_wait: float) -> None:
+    policy = ascend_fcfs_lanes(short_tokens=2, max_wait=max_wait)
+    assert policy.path == "lanes"
+    assert _lane_heads_disagree(policy, 5) == []
+
+
+def test_lane_heads_catch_a_key_that_gets_worse_with_age() -> None:
+    worse = make_policy(["immediate ? 0 : waited"], attributes=["immediate", "prompt"]).unwrap()
+    assert worse.path == "scan"
+    assert _lane_heads_disagree(_forced(worse, "lanes", LanePlan((), 1)), 2)
