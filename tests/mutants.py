@@ -74,7 +74,7 @@ MUTANTS = [
     Mutant(
         "missing skip increment",
         "policy/rotation/backlog.py",
-        "replace(entry, skipped=entry.skipped + 1)",
+        "_entry(entry.request, entry.lane, entry.kind, entry.skipped + 1, entry.cancelled)",
         "entry",
     ),
     Mutant(
@@ -89,19 +89,19 @@ MUTANTS = [
     Mutant(
         "admission slice 0 checked",
         "policy/rotation/protocol.py",
-        "checked = job.in_flight is not SliceKind.ADMISSION_SLICE0",
+        "checked = job.in_flight is not _ADMISSION_SLICE0",
         "checked = True",
     ),
     Mutant(
         "second direct admission in one tick",
         "policy/rotation/protocol.py",
-        "and not state.backlog and not state.acted:",
-        "and not state.backlog:",
+        "if active is None and not entries and not state.acted:",
+        "if active is None and not entries:",
     ),
     Mutant(
         "park without contention",
         "policy/rotation/protocol.py",
-        "slice_grant_expired(slices, job.budget, bool(state.backlog))",
+        "slice_grant_expired(slices, job.budget, bool(entries))",
         "slice_grant_expired(slices, job.budget, True)",
     ),
     Mutant(
@@ -119,13 +119,13 @@ MUTANTS = [
     Mutant(
         "budget read every round",
         "policy/rotation/protocol.py",
-        "active = replace(state.active, in_flight=SliceKind.ROUND)",
-        "active = replace(state.active, in_flight=SliceKind.ROUND, budget=event.budget)",
+        "_job(request, active.lane, active.slices_in_grant, active.budget, _ROUND, False)",
+        "_job(request, active.lane, active.slices_in_grant, event.budget, _ROUND, False)",
     ),
     Mutant(
         "declined verdict applied to parked jobs",
         "policy/rotation/protocol.py",
-        "if entry.kind is EntryKind.WAITER and entry.request in event.declined:",
+        "if waiter and entry.request in event.declined:",
         "if entry.request in event.declined:",
     ),
     # waiting selection: the fast paths (the plain definition is select_reference)
