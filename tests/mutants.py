@@ -144,8 +144,8 @@ MUTANTS = [
     Mutant(
         "dynamic keys cached at enqueue",
         "policy/waiting/plan.py",
-        "path = key_path(keys, constants, timing)  # type: ignore[arg-type]",
-        'path = "static" if keys else "fifo"',
+        "path, lanes = path_and_plan(keys, constants, timing)  # type: ignore[arg-type]",
+        'path, lanes = ("static" if keys else "fifo"), None',
     ),
     Mutant(
         "keys evaluated at selection under enqueue timing",

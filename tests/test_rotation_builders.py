@@ -45,6 +45,7 @@ from policy import (
     live_requests,
     next_grant_index,
 )
+from policy.records import slot_setters
 from policy.rotation import backlog as backlog_module
 from policy.rotation import protocol
 
@@ -131,7 +132,7 @@ def test_builders_cover_every_record_of_a_step() -> None:
 
 
 def test_slot_setters_refuse_a_field_list_that_is_not_the_records() -> None:
-    setters = backlog_module._slot_setters
+    setters = slot_setters
     names = ("request", "lane", "kind", "skipped", "cancelled")
     assert len(setters(BacklogEntry, names)) == len(names)
     with pytest.raises(TypeError, match="BacklogEntry has the fields"):

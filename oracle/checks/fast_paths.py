@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from oracle.checks.compiled_keys import same_value
 from policy.waiting import (
     Admitted,
     Moment,
@@ -78,11 +79,7 @@ def policies_checked() -> tuple[tuple[str, QueuePolicy], ...]:
 
 
 def _same(a: Sequence[float], b: Sequence[float]) -> bool:
-    return len(a) == len(b) and all(
-        (math.isnan(x) and math.isnan(y))
-        or (x == y and math.copysign(1.0, x) == math.copysign(1.0, y))
-        for x, y in zip(a, b, strict=True)
-    )
+    return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
 
 
 def _queue(policy: QueuePolicy, choices: Sequence[tuple[bool, int, float, bool]]) -> WaitingQueue:

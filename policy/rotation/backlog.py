@@ -8,16 +8,16 @@ of the spec lives here and nowhere else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
 
 from pyrsistent import pvector
 from pyrsistent.typing import PVector
 from returns.maybe import Maybe, Nothing, Some
 
 from policy.identity import RequestId
+from policy.records import slot_setters
 from policy.rotation.decisions import SKIP_CAP, next_grant_index
 from policy.rotation.lanes import Lane
 
@@ -122,21 +122,11 @@ def take_next_grantee(
 # here or anywhere sets a field of a record after it is built.
 
 
-def _slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
-    """The slot setters of every field of the frozen slotted dataclass ``cls``, in
-    ``names`` order; ``names`` must be all of its fields, in order (so a builder
-    sets every field: a field added to a record fails here, at import)."""
-    declared = tuple(f.name for f in fields(cls))
-    if declared != names:
-        raise TypeError(f"{cls.__name__} has the fields {declared}, not {names}")
-    return tuple(vars(cls)[name].__set__ for name in names)
-
-
 _new = object.__new__
-_set_request, _set_lane, _set_kind, _set_skipped, _set_cancelled = _slot_setters(
+_set_request, _set_lane, _set_kind, _set_skipped, _set_cancelled = slot_setters(
     BacklogEntry, ("request", "lane", "kind", "skipped", "cancelled")
 )
-(_set_entries,) = _slot_setters(GrantBacklog, ("entries",))
+(_set_entries,) = slot_setters(GrantBacklog, ("entries",))
 
 
 def _entry(

@@ -57,12 +57,12 @@ from typing import cast
 from returns.result import Failure, Result, Success
 
 from policy.identity import RequestId
+from policy.records import slot_setters
 from policy.rotation.backlog import (
     EntryKind,
     GrantBacklog,
     _backlog,
     _entry,
-    _slot_setters,
     take_next_grantee,
 )
 from policy.rotation.decisions import (
@@ -584,22 +584,22 @@ def _round_result(state: RotationState, event: RoundResult) -> Result[Step, Prot
 # import against ``Success`` itself and is ``Success`` wherever that check fails.
 
 _new = object.__new__
-_job_request, _job_lane, _job_slices, _job_budget, _job_in_flight, _job_cancelled = _slot_setters(
+_job_request, _job_lane, _job_slices, _job_budget, _job_in_flight, _job_cancelled = slot_setters(
     ActiveJob, ("request", "lane", "slices_in_grant", "budget", "in_flight", "cancelled")
 )
-_state_active, _state_backlog, _state_yielded, _state_acted, _state_skip_cap = _slot_setters(
+_state_active, _state_backlog, _state_yielded, _state_acted, _state_skip_cap = slot_setters(
     RotationState, ("active", "backlog", "yielded", "acted", "skip_cap")
 )
-_action_request, _action_kind = _slot_setters(ModelAction, ("request", "kind"))
-_ended_request, _ended_ending = _slot_setters(Ended, ("request", "ending"))
-_grant_request, _grant_slices, _grant_parked = _slot_setters(
+_action_request, _action_kind = slot_setters(ModelAction, ("request", "kind"))
+_ended_request, _ended_ending = slot_setters(Ended, ("request", "ending"))
+_grant_request, _grant_slices, _grant_parked = slot_setters(
     GrantEnd, ("request", "slices", "parked")
 )
-_outcome_branches, _outcome_use, _outcome_action, _outcome_ended, _outcome_grants = _slot_setters(
+_outcome_branches, _outcome_use, _outcome_action, _outcome_ended, _outcome_grants = slot_setters(
     Outcome, ("branches", "use", "action", "ended", "grants")
 )
-_step_state, _step_outcome = _slot_setters(Step, ("state", "outcome"))
-_error_kind, _error_event = _slot_setters(ProtocolError, ("kind", "event"))
+_step_state, _step_outcome = slot_setters(Step, ("state", "outcome"))
+_error_kind, _error_event = slot_setters(ProtocolError, ("kind", "event"))
 
 
 def _job(  # noqa: PLR0917

@@ -752,8 +752,17 @@ def key_path(keys: Sequence[Expr], constants: Mapping[str, float], timing: Timin
     >>> path("immediate ? 0 : -waited"), path("waited"), path("waited * 0")
     ('lanes', 'scan', 'scan')
     """
+    return path_and_plan(keys, constants, timing)[0]
+
+
+def path_and_plan(
+    keys: Sequence[Expr], constants: Mapping[str, float], timing: Timing
+) -> tuple[Path, LanePlan | None]:
+    """:func:`key_path` with the lane plan it found (None off the ``lanes`` path),
+    so that a caller needing both analyses the keys once."""
     if not keys:
-        return "fifo"
+        return "fifo", None
     if timing == "enqueue" or not any(_reads_moment(key) for key in keys):
-        return "static"
-    return "lanes" if lane_plan(keys, constants) is not None else "scan"
+        return "static", None
+    plan = lane_plan(keys, constants)
+    return ("lanes", plan) if plan is not None else ("scan", None)

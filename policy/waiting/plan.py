@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from policy.waiting.analysis import LanePlan, Path, class_value, key_path, lane_plan, reads_budget
+from policy.waiting.analysis import LanePlan, Path, class_value, path_and_plan, reads_budget
 from policy.waiting.compiled import (
     KeyFunction,
     ScanFunction,
@@ -37,7 +37,7 @@ from policy.waiting.expr import Attr, Expr, walk
 
 ComponentFunction = Callable[[Values, object, float, float, Mapping[str, float]], float]
 
-_EMPTY: Final[Mapping[str, float]] = {}
+_NO_BUDGETS: Final[Mapping[str, float]] = {}  # components read no moment
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +59,7 @@ class KeyPlan:
         (a truth as 1.0 or 0.0, any other value by :func:`class_value`)."""
         lane: list[object] = []
         for component, truth in self.components:
-            value = component(values, serial, math.nan, math.nan, _EMPTY)
+            value = component(values, serial, math.nan, math.nan, _NO_BUDGETS)
             lane.append((1.0 if value != 0.0 else 0.0) if truth else class_value(value))
         return tuple(lane)
 
@@ -69,8 +69,7 @@ def make_plan(keys: Sequence[Expr], constants: Mapping[str, float], timing: str)
     order = tuple(
         sorted({node.name for key in keys for node in walk(key) if isinstance(node, Attr)})
     )
-    path = key_path(keys, constants, timing)  # type: ignore[arg-type]
-    lanes = lane_plan(keys, constants) if path == "lanes" else None
+    path, lanes = path_and_plan(keys, constants, timing)  # type: ignore[arg-type]
     components = (
         ()
         if lanes is None

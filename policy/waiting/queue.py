@@ -43,6 +43,7 @@ from returns.maybe import Maybe, Nothing, Some
 from returns.result import Failure, Result, Success
 
 from policy.identity import RequestId
+from policy.records import slot_setters
 from policy.waiting.compiled import sort_key
 from policy.waiting.evaluate import Scope, evaluate
 from policy.waiting.numbers import as_float, is_number, shown
@@ -191,9 +192,9 @@ class WaitingEntry:
         )
 
 
-_ENTRY_SLOTS: Final = tuple(
-    getattr(WaitingEntry, name).__set__
-    for name in (
+_ENTRY_SLOTS: Final = slot_setters(
+    WaitingEntry,
+    (
         "identity",
         "names",
         "values",
@@ -203,12 +204,12 @@ _ENTRY_SLOTS: Final = tuple(
         "resumed",
         "enqueue_keys",
         "ticket",
-    )
+    ),
 )
 
 
 def _made_entry(entry: WaitingEntry, *fields: object) -> WaitingEntry:
-    # Slot descriptors directly: measured 2x faster than the frozen __init__.
+    # Slot setters (policy.records): measured 2x faster than the frozen __init__.
     for put, value in zip(_ENTRY_SLOTS, fields, strict=True):
         put(entry, value)
     return entry
@@ -326,9 +327,7 @@ class _Index:
         )
 
 
-_INDEX_SLOTS: Final = tuple(
-    getattr(_Index, name).__set__ for name in ("policy", "ranked", "lanes", "in_time_order")
-)
+_INDEX_SLOTS: Final = slot_setters(_Index, ("policy", "ranked", "lanes", "in_time_order"))
 
 
 def _made_index(index: _Index, *fields: object) -> _Index:
@@ -758,9 +757,8 @@ def _static_keys(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
     return keys_of(entry.values, entry.serial, math.nan, math.nan, _NO_BUDGETS)
 
 
-_QUEUE_SLOTS: Final = tuple(
-    getattr(WaitingQueue, name).__set__
-    for name in ("_order", "_by_identity", "_front", "_back", "_index")
+_QUEUE_SLOTS: Final = slot_setters(
+    WaitingQueue, ("_order", "_by_identity", "_front", "_back", "_index")
 )
 
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Final, TypeAlias
+from typing import TypeAlias
 
 from pyrsistent import pmap
 from returns.maybe import Maybe, Nothing, Some
 
+from policy.records import slot_setters
 from policy.waiting.evaluate import Scope, evaluate, key_list_order
 from policy.waiting.numbers import as_float, is_number, shown
-from policy.waiting.queue import WaitingEntry, WaitingQueue, keys_at_enqueue
+from policy.waiting.queue import _NO_BUDGETS, WaitingEntry, WaitingQueue, keys_at_enqueue
 from policy.waiting.queue_policy import QueuePolicy
-
-_NO_BUDGETS: Final[Mapping[str, float]] = pmap()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +53,8 @@ class Moment:
         _set_budgets(self, pmap({stage: as_float(left) for stage, left in budgets.items()}))
 
 
-# The slot descriptors, cheaper than object.__setattr__ on a frozen dataclass.
-_set_now, _set_budgets = (getattr(Moment, name).__set__ for name in ("now", "budget_left"))
+# The slot setters, cheaper than object.__setattr__ on a frozen dataclass.
+_set_now, _set_budgets = slot_setters(Moment, ("now", "budget_left"))
 
 
 @dataclass(frozen=True, slots=True)
