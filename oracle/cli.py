@@ -1,17 +1,23 @@
 """``policy-kernel``: replay scenario files through the kernel.
 
 Exit status: 0 when every expectation holds, 1 when one fails, 2 when a file
-(or the command line) is bad.
+(or the command line) is bad. A closed pipe on standard output (``policy-kernel
+replay | head -1``) ends the command quietly with status 141 (128 + SIGPIPE,
+what a shell reports for a filter a closed pipe ended).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import io
+import os
+import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 from returns.result import Failure
 
@@ -21,6 +27,7 @@ from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.admission_scenario import AttemptEngine, PoolEngine
 from oracle.harness.attempt_engine import AttemptRun, attempt_queue
+from oracle.harness.limits import EVENT_TEXT_WIDTH
 from oracle.harness.rotation_events import (
     EventsRun,
     RotationEventsScenario,
@@ -29,7 +36,13 @@ from oracle.harness.rotation_events import (
 )
 from oracle.harness.rotation_replay import RotationRun, replay_rotation
 from oracle.harness.rotation_scenario import RotationScenario
-from oracle.harness.scenarios import Scenario, expand_paths, golden_paths, load_scenario
+from oracle.harness.scenarios import (
+    Scenario,
+    ScenarioError,
+    expand_paths,
+    golden_paths,
+    load_scenario,
+)
 from oracle.harness.verdicts import (
     Verdict,
     admission_result,
@@ -37,17 +50,40 @@ from oracle.harness.verdicts import (
     format_grant_log,
     format_keys,
     format_number,
+    format_value,
+    json_line,
     rotation_result,
 )
 from policy import RotationState
+from policy.text import printable
 
-__all__ = ["main", "run"]
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERRUPTED", "main", "run"]
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+#: A reader closed standard output early: what a shell shows for a filter SIGPIPE ended.
+EXIT_BROKEN_PIPE: Final = 128 + signal.SIGPIPE
+#: Ctrl-C: the shell's status for a command SIGINT ended.
+EXIT_INTERRUPTED: Final = 128 + signal.SIGINT
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that a failed write of help or usage is not ignored:
+    ``--help >/dev/full`` must be one line and status 2, like any other output."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if message:
+            (file or sys.stderr).write(message)
+
+
+#: Longest description of an unexpected error kept in its one-line report.
+_BUG_TEXT_LIMIT: Final = 200
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="policy-kernel",
         description="Replay scheduler scenarios through the serving-policy kernel.",
     )
@@ -140,25 +176,34 @@ def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Verdict:
         if not as_json:
             _render_admission(admission, result, out)
     if as_json:
-        out.write(json.dumps(result.json) + "\n")
+        out.write(json_line(result.json) + "\n")
     return result
+
+
+# The renderers show every value a scenario gave (names, ids, stage names, event
+# text) through format_value or printable: one printable line per table row.
 
 
 def _render_rotation(run: RotationRun[RotationState], result: Verdict, out: TextIO) -> None:
     scenario = run.scenario
     classic = scenario.classic_work
-    classic_text = classic if isinstance(classic, str) else f"at ticks {sorted(classic)}"
+    classic_text = (
+        classic
+        if isinstance(classic, str)
+        else f"at ticks [{', '.join(map(format_value, sorted(classic)))}]"
+    )
     out.write(
-        f"{scenario.name} (rotation): budget {scenario.budget}, skip cap {scenario.skip_cap}, "
-        f"classic work {classic_text}\n"
+        f"{format_value(scenario.name)} (rotation): budget {format_value(scenario.budget)}, "
+        f"skip cap {format_value(scenario.skip_cap)}, classic work {classic_text}\n"
     )
     out.write(f"  grant log  {format_grant_log(run.grant_log)}\n")
     out.write(f"  {'request':<8} {'lane':<7} {'arrive':>6} {'slices':>6} {'grants':>6}  outcome\n")
     for request in scenario.requests:
         grants = sum(1 for grant in run.grants if grant.request == request.id)
         out.write(
-            f"  {request.id!s:<8} {request.lane.label:<7} {request.arrive:>6} "
-            f"{request.slices:>6} {grants:>6}  {run.outcomes[request.id].value}\n"
+            f"  {format_value(request.id):<8} {request.lane.label:<7} "
+            f"{format_value(request.arrive):>6} {format_value(request.slices):>6} "
+            f"{grants:>6}  {run.outcomes[request.id].value}\n"
         )
     _render_verdict(result, out)
 
@@ -166,10 +211,13 @@ def _render_rotation(run: RotationRun[RotationState], result: Verdict, out: Text
 def _render_events(run: EventsRun, result: Verdict, out: TextIO) -> None:
     scenario = run.scenario
     out.write(
-        f"{scenario.name} (rotation, events): skip cap {scenario.skip_cap}, "
-        f"{len(scenario.events)} events\n"
+        f"{format_value(scenario.name)} (rotation, events): "
+        f"skip cap {format_value(scenario.skip_cap)}, {len(scenario.events)} events\n"
     )
-    texts = [event_text(event) for event in scenario.events]
+    # Each row is at most EVENT_TEXT_WIDTH characters of event text (a tick may
+    # decline thousands of requests): a longer text is cut, and the column never
+    # grows wider, so a row costs a bounded number of bytes.
+    texts = [_cut(printable(event_text(event)), EVENT_TEXT_WIDTH) for event in scenario.events]
     width = max(len("event"), *map(len, texts))
     digits = max(1, len(str(len(texts) - 1)))
     out.write(f"  {'#':>{digits}}  {'event':<{width}}  result\n")
@@ -177,32 +225,46 @@ def _render_events(run: EventsRun, result: Verdict, out: TextIO) -> None:
         refused = step.get("refused")
         branches = step.get("branches")
         shown = (
-            f"refused: {refused}"
+            f"refused: {format_value(refused)}"
             if refused is not None
-            else ", ".join(map(str, branches if isinstance(branches, list) else []))
+            else ", ".join(map(format_value, branches if isinstance(branches, list) else []))
         )
         out.write(f"  {index:>{digits}}  {text:<{width}}  {shown}\n")
     out.write(f"  grant log  {format_grant_log(run.grant_log)}\n")
-    endings = ", ".join(f"{request} {ending.value}" for request, ending in run.outcomes.items())
+    endings = ", ".join(
+        f"{format_value(request)} {ending.value}" for request, ending in run.outcomes.items()
+    )
     out.write(f"  outcomes   {endings or '(none ended)'}\n")
     _render_verdict(result, out)
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: a longer one ends in ``...``.
+
+    >>> _cut("tick budget 2", 80), _cut("cancel " + "x" * 90, 12)
+    ('tick budget 2', 'cancel xx...')
+    """
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _render_attempt(run: AttemptRun, engine: AttemptEngine, result: Verdict, out: TextIO) -> None:
     scenario = run.scenario
     budgets = ", ".join(
-        f"{stage} {format_number(left)}" for stage, left in engine.budget_left.items()
+        f"{format_value(stage)} {format_number(left)}" for stage, left in engine.budget_left.items()
     )
     out.write(
-        f"{scenario.name} (admission): one attempt at now {format_number(engine.now)}, "
-        f"budget left {budgets or '(none)'}, keys at {scenario.policy.timing}\n"
+        f"{format_value(scenario.name)} (admission): one attempt at now "
+        f"{format_number(engine.now)}, budget left {budgets or '(none)'}, "
+        f"keys at {scenario.policy.timing}\n"
     )
     queue = ", ".join(
-        f"{entry.identity} (resumed)" if entry.resumed else str(entry.identity)
+        f"{format_value(entry.identity)} (resumed)"
+        if entry.resumed
+        else format_value(entry.identity)
         for entry in attempt_queue(scenario)
     )
     out.write(f"  queue        {queue or '(empty)'}\n")
-    out.write(f"  selected     {', '.join(map(str, run.selected)) or '(none)'}\n")
+    out.write(f"  selected     {', '.join(map(format_value, run.selected)) or '(none)'}\n")
     out.write(f"  keys         {format_keys(run.keys)}\n")
     if not run.selected:
         verdict = "queue empty"
@@ -222,15 +284,19 @@ def _render_admission(run: AdmissionRun, result: Verdict, out: TextIO) -> None:
         _render_attempt(run, engine, result, out)
         return
     if isinstance(engine, PoolEngine):
-        setting = f"pool engine, cap {engine.cap}"
+        setting = f"pool engine, cap {format_value(engine.cap)}"
     else:
         setting = (
-            f"step engine, budget {engine.budget}, chunk {engine.chunk}, "
+            f"step engine, budget {format_value(engine.budget)}, "
+            f"chunk {format_value(engine.chunk)}, "
             f"iteration {format_number(engine.iteration_cost)} s, max running "
-            f"{engine.max_running}, KV {engine.blocks} x {engine.block_size}"
+            f"{format_value(engine.max_running)}, "
+            f"KV {format_value(engine.blocks)} x {format_value(engine.block_size)}"
         )
-    out.write(f"{scenario.name} (admission): {setting}, keys at {scenario.policy.timing}\n")
-    out.write(f"  selected     {', '.join(map(str, run.selected))}\n")
+    out.write(
+        f"{format_value(scenario.name)} (admission): {setting}, keys at {scenario.policy.timing}\n"
+    )
+    out.write(f"  selected     {', '.join(map(format_value, run.selected))}\n")
     out.write(f"  admitted at  {', '.join(map(format_number, run.admitted_at))}\n")
     _render_verdict(result, out)
 
@@ -242,41 +308,92 @@ def _render_verdict(result: Verdict, out: TextIO) -> None:
         out.write("  PASS\n\n")
     else:
         for mismatch in result.mismatches:
+            # verdicts.py builds these texts with format_value; printable keeps the
+            # one-line rule for any text a Mismatch is given (it changes none of ours).
+            field, expected, actual = map(
+                printable, (mismatch.field, mismatch.expected, mismatch.actual)
+            )
             if mismatch.block:
-                out.write(
-                    f"  FAIL {mismatch.field}:\n    expected {mismatch.expected}\n"
-                    f"    got      {mismatch.actual}\n"
-                )
+                out.write(f"  FAIL {field}:\n    expected {expected}\n    got      {actual}\n")
             else:
-                out.write(
-                    f"  FAIL {mismatch.field}: expected {mismatch.expected}, "
-                    f"got {mismatch.actual}\n"
-                )
+                out.write(f"  FAIL {field}: expected {expected}, got {actual}\n")
         out.write("\n")
 
 
-def _command_replay(paths: Sequence[str], as_json: bool, out: TextIO, err: TextIO) -> int:
-    files = list(expand_paths(paths)) if paths else golden_paths()
-    if not files:
-        err.write("policy-kernel: no scenario files found\n")
-        return EXIT_BAD_INPUT
-    bad = failed = passed = 0
-    for path in files:
+@dataclass
+class _Tally:
+    """How the files of one replay ended; every file is counted once."""
+
+    passed: int = 0
+    failed: int = 0
+    bad: int = 0
+    unchecked: int = 0  # replayed, with no ``expect`` to check
+
+    def summary(self) -> str:
+        return (
+            f"replay: {self.passed} passed, {self.failed} failed, {self.bad} bad, "
+            f"{self.unchecked} without expect"
+        )
+
+    def status(self) -> int:
+        if self.bad:
+            return EXIT_BAD_INPUT
+        return EXIT_FAILED if self.failed else EXIT_OK
+
+
+def _replay_file(path: Path, as_json: bool) -> tuple[str, bool | None] | ScenarioError:
+    """What replaying one file prints and its verdict, or why it cannot be used.
+
+    Output is collected first and written whole by the caller, so a file whose
+    replay fails half-way leaves no partial table or JSON line on stdout.
+    """
+    try:
         loaded = load_scenario(path)
         if isinstance(loaded, Failure):
-            err.write(f"policy-kernel: {loaded.failure()}\n")
-            bad += 1
-            continue
-        result = _replay(loaded.unwrap(), out, as_json)
-        if result.passed is False:
-            failed += 1
-        elif result.passed:
-            passed += 1
-    if not as_json:
-        out.write(f"replay: {passed} passed, {failed} failed\n")
-    if bad:
+            refused: ScenarioError = loaded.failure()
+            return refused
+        buffer = io.StringIO()
+        verdict = _replay(loaded.unwrap(), buffer, as_json)
+        return buffer.getvalue(), verdict.passed
+    # One scenario's unexpected error (a bug, or a limit not yet checked at load
+    # time) must not end the run: it is that file's one-line report. Exception,
+    # not BaseException: Ctrl-C and SystemExit still end the command.
+    except Exception as error:
+        return ScenarioError(str(path), "", f"cannot replay: internal error: {_bug_text(error)}")
+
+
+def _bug_text(error: Exception) -> str:
+    try:
+        detail = str(error)
+    except Exception:  # str() of an exception may itself raise (a huge integer in its args)
+        detail = ""
+    text = printable(f"{type(error).__name__}: {detail}" if detail else type(error).__name__)
+    return text if len(text) <= _BUG_TEXT_LIMIT else text[: _BUG_TEXT_LIMIT - 3] + "..."
+
+
+def _command_replay(paths: Sequence[str], as_json: bool, out: TextIO, err: TextIO) -> int:
+    sources = list(expand_paths(paths)) if paths else list(golden_paths())
+    if not sources:
+        err.write("policy-kernel: no scenario files found\n")
         return EXIT_BAD_INPUT
-    return EXIT_FAILED if failed else EXIT_OK
+    tally = _Tally()
+    for source in sources:
+        replayed = source if isinstance(source, ScenarioError) else _replay_file(source, as_json)
+        if isinstance(replayed, ScenarioError):
+            err.write(f"policy-kernel: {replayed}\n")
+            tally.bad += 1
+            continue
+        text, passed = replayed
+        out.write(text)
+        if passed is None:
+            tally.unchecked += 1
+        elif passed:
+            tally.passed += 1
+        else:
+            tally.failed += 1
+    if not as_json:  # --json prints scenario objects only; the exit status sums them up
+        out.write(tally.summary() + "\n")
+    return tally.status()
 
 
 def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -296,22 +413,82 @@ def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> 
     )
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    stdout = out if out is not None else sys.stdout
+class _Discarded(io.StringIO):
+    """Where output goes when the standard stream is closed (``>&-``): nowhere."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run the command line; returns the exit status.
+
+    ``out`` and ``err`` default to the standard streams at the time of the call;
+    a standard stream that is closed (``None``) is written nowhere, and the exit
+    status still tells the result.
+    """
+    stdout = out if out is not None else sys.stdout or _Discarded()
+    stderr = err if err is not None else sys.stderr or _Discarded()
     arguments = _parser().parse_args(argv)
     if arguments.command == "replay":
-        return _command_replay(arguments.paths, arguments.json, stdout, sys.stderr)
+        return _command_replay(arguments.paths, arguments.json, stdout, stderr)
     if arguments.command == "verify":
-        return _command_verify(arguments, stdout, sys.stderr)
+        return _command_verify(arguments, stdout, stderr)
     if arguments.command == "bench":
-        return bench(arguments.quick, arguments.json, stdout, sys.stderr)
+        return bench(arguments.quick, arguments.json, stdout, stderr)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
 
 
 def run() -> None:
-    """The console entry point."""
-    sys.exit(main())
+    """The console entry point, for every command: output the reader stopped
+    reading ends the command quietly (status 141), and no stream error becomes
+    a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            # printable() escapes what is not printable; this keeps printable text
+            # that the terminal's encoding cannot show (LANG=C) from raising.
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        try:
+            status = main()
+        except SystemExit as done:  # argparse: --help (0) or a bad command line (2)
+            status = done.code if isinstance(done.code, int) else EXIT_BAD_INPUT
+        if sys.stdout is not None:
+            sys.stdout.flush()  # inside the try: a closed pipe is often found only here
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
+        if sys.stderr is not None:
+            with contextlib.suppress(OSError):
+                sys.stderr.write("policy-kernel: interrupted\n")
+                sys.stderr.flush()
+        status = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The Python docs' advice (signal module, "Note on SIGPIPE"): point the
+        # standard streams at devnull so the flush at exit cannot raise again.
+        # SIGPIPE itself stays ignored, as Python sets it.
+        _silence_standard_streams()
+        status = EXIT_BROKEN_PIPE
+    except OSError as error:  # a full disk (/dev/full) or a stream closed under us
+        if sys.stderr is not None:
+            with contextlib.suppress(OSError):  # stderr gone too: the status is all that is left
+                sys.stderr.write(
+                    f"policy-kernel: cannot write the output: {printable(str(error))}\n"
+                )
+                sys.stderr.flush()
+        _silence_standard_streams()
+        status = EXIT_BAD_INPUT
+    sys.exit(status)
+
+
+def _silence_standard_streams() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            # No descriptor (a replaced stream, or one already closed): nothing to silence.
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(devnull, stream.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

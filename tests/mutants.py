@@ -101,8 +101,8 @@ MUTANTS = [
     Mutant(
         "park without contention",
         "policy/rotation/protocol.py",
-        "slice_grant_expired(slices, job.budget, bool(entries))",
-        "slice_grant_expired(slices, job.budget, True)",
+        "_expired(slices, job.budget, bool(entries))",
+        "_expired(slices, job.budget, True)",
     ),
     Mutant(
         "cancelled no-op slice not counted",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,28 @@ def replay(*argv: str) -> tuple[int, str]:
     out = io.StringIO()
     status = main(["replay", *argv], out=out)
     return status, out.getvalue()
+
+
+def step_document(
+    *, blocks: int = 8, prompt: int = 2, out: int = 2, request: str = "A", **policy: object
+) -> dict[str, Any]:
+    """A one-request step-engine scenario: budget and chunk 4, 1 s iterations, two
+    residents, ``blocks`` KV blocks of 2 tokens; ``policy`` is its policy document."""
+    return {
+        "kind": "admission",
+        "name": "step",
+        "engine": "step",
+        "step": {
+            "budget": 4,
+            "chunk": 4,
+            "iteration_cost": 1,
+            "max_running": 2,
+            "blocks": blocks,
+            "block_size": 2,
+        },
+        "policy": policy,
+        "requests": [{"id": request, "prompt": prompt, "out": out}],
+    }
 
 
 def write(tmp_path: Path, doc: object, name: str = "case.json") -> Path:

@@ -29,6 +29,10 @@ VIOLATIONS = {
         "policy/rotation/lanes.py",
         "import time",
     ),
+    "Only the oracle imports the adapters: the kernel stays below them": (
+        "policy/waiting/policies.py",
+        "import policy.adapters.vllm",
+    ),
 }
 
 
@@ -53,7 +57,7 @@ def _lint(tmp_path: Path, violation: tuple[str, str] | None) -> str:
 
 def test_the_copy_keeps_every_contract(tmp_path: Path) -> None:
     report = _lint(tmp_path, None)
-    assert "3 kept, 0 broken" in report, report
+    assert f"{len(VIOLATIONS)} kept, 0 broken" in report, report
 
 
 @pytest.mark.parametrize("contract", sorted(VIOLATIONS))

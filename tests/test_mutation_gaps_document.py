@@ -44,17 +44,18 @@ def test_a_document_that_is_not_an_object_is_refused_at_the_root() -> None:
         assert str(result.failure()) == "a queue policy must be a JSON object"
 
 
+# The text is read by policy.json_text.read_json (the one JSON reader): its refusals
+# keep their JSON path, line and column.
+
+
 def test_text_that_is_not_json_is_refused_at_its_position() -> None:
     error = refused_text('{"keys": [}')
-    assert error.path == ""
-    assert error.message.startswith("not JSON: ")
-    assert (error.line, error.column) == (1, 11)
+    assert error == PolicyError("keys[0]", "expected a value, found '}'", 1, 11)
 
 
 def test_json_nested_too_deeply_for_the_reader_is_refused_not_crashed() -> None:
     error = refused_text("[" * 100_000 + "]" * 100_000)
-    assert error == PolicyError("", "not JSON this library can read: nested too deeply")
-    assert str(error) == "not JSON this library can read: nested too deeply"
+    assert error == PolicyError("[0]" * 256, "nested deeper than 256 arrays and objects", 1, 257)
 
 
 def test_malformed_key_text_alone_has_the_empty_path() -> None:
@@ -64,22 +65,21 @@ def test_malformed_key_text_alone_has_the_empty_path() -> None:
     assert (result.failure().line, result.failure().column) == (1, 4)
 
 
-# --- an integer out of the float range in JSON text: where it is ---------------------------------
+# --- a number out of the float range in JSON text: where it is ----------------------------------
 
 BIG = "1" + "0" * 400  # beyond the float range
+OUT_OF_RANGE = "number out of range (401 characters): beyond the float range (1.8e308)"
 
 
 def test_an_out_of_range_integer_is_found_on_its_line_and_column() -> None:
     text = '\n{"let":\n  {"k": ' + BIG + "}\n}\n"
     error = refused_text(text)
-    assert error == PolicyError(
-        "", "integer of 401 digits is out of range: numbers must be finite floats", 3, 9
-    )
+    assert error == PolicyError("let.k", OUT_OF_RANGE, 3, 9)
 
 
 def test_an_out_of_range_integer_on_the_first_line_after_a_leading_newline() -> None:
     error = refused_text('\n{"version": ' + BIG + "}")
-    assert (error.path, error.line, error.column) == ("", 2, 13)
+    assert (error.path, error.line, error.column) == ("version", 2, 13)
 
 
 def test_an_out_of_range_integer_on_the_first_line_of_several() -> None:
@@ -87,14 +87,14 @@ def test_an_out_of_range_integer_on_the_first_line_of_several() -> None:
     assert (error.line, error.column) == (1, 13)
 
 
-def test_a_float_with_the_same_digits_earlier_is_not_the_integer_refused() -> None:
-    # The float 1000...0.5 is a finite float's text (it reads as infinity, not an error): the
-    # position is the integer's, on line 2.
+def test_a_float_beyond_the_float_range_is_refused_where_it_is_like_an_integer() -> None:
+    # The one reader refuses every number beyond the float range, integer or not: the
+    # float 1000...0.5 on line 1 is refused before the integer on line 2.
     text = '{"let": {"a": ' + BIG + ".5,\n" + ' "b": ' + BIG + "}}"
     error = refused_text(text)
-    assert (error.line, error.column) == (2, 7)
-    text = '{"let": {"a": ' + BIG + "e0,\n" + ' "b": ' + BIG + "}}"
-    assert (refused_text(text).line, refused_text(text).column) == (2, 7)
+    assert (error.path, error.line, error.column) == ("let.a", 1, 15)
+    text = '{"let": {"a": 1.5,\n' + ' "b": ' + BIG + "}}"
+    assert (refused_text(text).path, refused_text(text).line) == ("let.b", 2)
 
 
 def test_the_same_digits_inside_a_string_are_not_the_integer() -> None:
@@ -105,7 +105,7 @@ def test_the_same_digits_inside_a_string_are_not_the_integer() -> None:
 
 def test_a_negative_out_of_range_integer_counts_its_digits_without_the_sign() -> None:
     error = refused_text('{"let": {"k": -' + BIG + "}}")
-    assert error.message == "integer of 401 digits is out of range: numbers must be finite floats"
+    assert error.message == OUT_OF_RANGE
     assert (error.line, error.column) == (1, 15)
 
 

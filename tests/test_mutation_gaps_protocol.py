@@ -295,6 +295,13 @@ def test_protocol_error_texts() -> None:
         kinds.UNKNOWN_REQUEST: "the request is not on the speculative path",
         kinds.DUPLICATE_REQUEST: "the request is already on the speculative path",
         kinds.NEGATIVE_BUDGET: "a grant budget must be >= 0",
+        kinds.NOT_A_STATE: "the state is not a RotationState (start from initial_state())",
+        kinds.NOT_AN_EVENT: "not an event (an Arrival, Tick, RoundResult or Cancel)",
+        kinds.NOT_A_BUDGET: "a grant budget must be an int (not a bool, a float, text or None)",
+        kinds.NOT_A_LANE: "a lane must be a Lane (read a header's text with parse_lane)",
+        kinds.UNHASHABLE_REQUEST: "a request id must be hashable and equal to itself",
+        kinds.NOT_A_FLAG: "may_wait, classic_work and finished must be True or False",
+        kinds.NOT_A_SET: "declined must be a set (frozenset) of request ids",
     }
     refused = apply_event(initial_state(), Cancel("Z"))
     assert isinstance(refused, Failure)

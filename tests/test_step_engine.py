@@ -37,6 +37,7 @@ from policy.waiting import (
     make_policy,
 )
 from policy.waiting.policies import ASCEND_LANES_KEY
+from tests.replay_helpers import step_document
 
 GOLDEN = Path(str(golden_paths()[0])).parents[1] / "admission"
 STEP_GOLDENS = sorted(GOLDEN.glob("step-*.json"))
@@ -173,21 +174,7 @@ def test_ascend_example_with_the_library_policy(
 
 
 def step_doc(blocks: int, prompt: int, out: int, **policy: object) -> dict[str, object]:
-    return {
-        "kind": "admission",
-        "name": "t",
-        "engine": "step",
-        "step": {
-            "budget": 4,
-            "chunk": 4,
-            "iteration_cost": 1,
-            "max_running": 2,
-            "blocks": blocks,
-            "block_size": 2,
-        },
-        "policy": policy,
-        "requests": [{"id": "big", "prompt": prompt, "out": out}],
-    }
+    return step_document(blocks=blocks, prompt=prompt, out=out, request="big", **policy)
 
 
 def test_a_request_that_could_never_finish_is_refused(
@@ -278,6 +265,36 @@ def test_iteration_starts_do_not_drift() -> None:
     trace = trace_step(scenario_of([(0.3, 1, 40)], cost=0.1))
     assert [i.start for i in trace.iterations] == [0.3 + n * 0.1 for n in range(40)]
     assert trace.run.records[0].finished_at == 0.3 + 40 * 0.1
+
+
+def test_an_arrival_exactly_at_an_iteration_end_continues_the_busy_period() -> None:
+    # The `<=` rule: 0 runs in [0.1, 0.1 + 0.3); 1 arrives exactly at that end, so the
+    # busy period goes on and 1's iterations start at 0.1 + n * 0.3 (n = 1, 2, 3). A
+    # new busy period at 0.4 would start them at 0.4 + k * 0.3, which differs in the
+    # last bits (1.0 rather than 0.9999999999999999).
+    end = 0.1 + 0.3
+    assert end == 0.4
+    trace = trace_step(scenario_of([(0.1, 1, 1), (0.4, 1, 3)], cost=0.3))
+    assert [i.start for i in trace.iterations] == [0.1 + n * 0.3 for n in range(4)]
+    assert [i.start for i in trace.iterations] != [0.1] + [0.4 + k * 0.3 for k in range(3)]
+    assert trace.run.admitted_at == (0.1, 0.4)
+    assert trace.run.records[1].finished_at == 0.1 + 4 * 0.3
+
+
+def test_an_arrival_just_after_an_iteration_end_starts_a_new_busy_period() -> None:
+    # Strictly later than the end, with nothing else to do, the engine is idle: the
+    # next busy period begins at the arrival itself.
+    later = math.nextafter(0.4, math.inf)
+    trace = trace_step(scenario_of([(0.1, 1, 1), (later, 1, 3)], cost=0.3))
+    assert [i.start for i in trace.iterations] == [0.1] + [later + k * 0.3 for k in range(3)]
+    assert trace.run.records[1].finished_at == later + 3 * 0.3
+
+
+def test_an_arrival_during_an_iteration_waits_for_the_next_one() -> None:
+    # Arriving inside [0, 1), 1 is queued at the next start, 1, in the same busy period.
+    trace = trace_step(scenario_of([(0, 1, 1), (0.999, 1, 1)]))
+    assert [i.start for i in trace.iterations] == [0, 1]
+    assert trace.run.admitted_at == (0.0, 1.0)
 
 
 def test_horizon_stops_iterations() -> None:
@@ -513,7 +530,10 @@ def test_residents_take_their_share_first(scenario: AdmissionScenario) -> None:
 def test_runs_end_within_the_progress_bound(scenario: AdmissionScenario) -> None:
     requests = requests_of(scenario).values()
     trace = trace_step(scenario)
-    assert len(trace.iterations) <= sum(r.prompt + r.out - 1 for r in requests)
+    # The bound the loader limits (docs/harness.md, "Limits"): every iteration has an
+    # oldest resident, which keeps its progress of min(chunk, budget) prompt tokens or a decode.
+    engine = engine_of(scenario)
+    assert len(trace.iterations) <= sum(engine.iterations_as_oldest(r) for r in requests)
     starts = [i.start for i in trace.iterations]
     assert starts == sorted(starts)
     assert set(trace.run.admitted_at) <= set(starts)

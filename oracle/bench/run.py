@@ -14,10 +14,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from oracle.bench import waiting
+from oracle.bench import adapter, waiting
 from oracle.bench.rotation import bench_rotation
 from oracle.bench.rows import Row
-from policy.waiting import ascend_fcfs_lanes, fifo, make_policy, static_priority
+from policy.waiting import (
+    ascend_fcfs_lanes,
+    fifo,
+    make_policy,
+    static_priority,
+    vllm_priority,
+)
 
 
 def paths_report() -> list[tuple[str, str]]:
@@ -25,6 +31,7 @@ def paths_report() -> list[tuple[str, str]]:
     return [
         ("fifo()", fifo().path),
         ("static_priority()", static_priority().path),
+        ("vllm_priority()", vllm_priority().path),
         ("ascend_fcfs_lanes()", ascend_fcfs_lanes().path),
         (
             "prompt / (1 + waited)",
@@ -47,6 +54,11 @@ def sections(quick: bool) -> list[tuple[str, Callable[[], list[Row]]]]:
         ("building", lambda: waiting.build_rows(100_000, quick)),
         ("memory", lambda: waiting.memory_rows(100_000)),
         ("rotation", rotation),
+        # quick: up to N = 10,000 (building three adapters of 100,000 takes most of a minute)
+        (
+            "drop-in vLLM queue",
+            lambda: adapter.adapter_rows((1_000, 10_000) if quick else sizes, quick),
+        ),
     ]
 
 

@@ -14,6 +14,7 @@ import math
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -104,6 +105,11 @@ def _run_task(task: tuple[Level, int, object]) -> tuple[int, Partial, float]:
     return index, found, time.process_time() - started
 
 
+def _leave_interrupts_to_the_parent() -> None:
+    # Ctrl-C reaches the whole process group: only the parent reports it (one line).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run_checks(
     level: Level, jobs: int, shard: Shard, progress: TextIO | None = None
 ) -> list[CheckResult]:
@@ -114,10 +120,13 @@ def run_checks(
     results: Iterator[tuple[int, Partial, float]]
     pool = None
     if jobs > 1 and len(tasks) > 1:
-        pool = multiprocessing.get_context("fork").Pool(min(jobs, len(tasks)))
+        pool = multiprocessing.get_context("fork").Pool(
+            min(jobs, len(tasks)), initializer=_leave_interrupts_to_the_parent
+        )
         results = pool.imap_unordered(_run_task, tasks)
     else:
         results = map(_run_task, tasks)
+    finished = False
     try:
         for done, (index, found, cpu) in enumerate(results, start=1):
             parts[index].append(found)
@@ -125,9 +134,15 @@ def run_checks(
             if progress is not None:
                 progress.write(f"\rverify: {done}/{len(tasks)} units done ({CHECKS[index].name})")
                 progress.flush()
+        finished = True
     finally:
         if pool is not None:
-            pool.close()
+            # Ctrl-C or an error: stop the workers now (close + join would wait for
+            # every queued task, for ever if a worker is gone).
+            if finished:
+                pool.close()
+            else:
+                pool.terminate()
             pool.join()
     if progress is not None:
         progress.write("\n")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from returns.result import Failure, Result
@@ -45,10 +45,18 @@ class AdmissionRun:
 
 
 def admission_times(
-    selected: Sequence[RequestId], admitted_at: Sequence[float], request: RequestId
-) -> tuple[float, ...]:
-    """Every admission time of ``request`` in a run's admission order."""
-    return tuple(t for r, t in zip(selected, admitted_at, strict=True) if r == request)
+    selected: Sequence[RequestId], admitted_at: Sequence[float]
+) -> Mapping[RequestId, tuple[float, ...]]:
+    """Every request's admission times, in a run's admission order (one pass over
+    the run, not one per request: a run's records cost linear time).
+
+    >>> admission_times(["A", "B", "A"], [0.0, 1.0, 3.0])
+    {'A': (0.0, 3.0), 'B': (1.0,)}
+    """
+    times: dict[RequestId, list[float]] = {}
+    for request, at in zip(selected, admitted_at, strict=True):
+        times.setdefault(request, []).append(at)
+    return {request: tuple(at) for request, at in times.items()}
 
 
 class QueueRefused(RuntimeError):

@@ -13,10 +13,21 @@ from oracle.harness.fields import (
     FieldError,
     Node,
     check_distinct_ids,
+    check_total,
+    check_work,
     read_description,
+)
+from oracle.harness.limits import (
+    FLOAT,
+    KEY_WORK,
+    REQUESTS,
+    SELECTION_WORK,
+    STEP_ITERATIONS,
+    STEP_WORK,
 )
 from policy.identity import RequestId
 from policy.waiting import PolicyError, QueuePolicy, is_stage_name, load_policy
+from policy.waiting.numbers import shown
 
 __all__ = [
     "KEY_STRINGS",
@@ -28,7 +39,11 @@ __all__ = [
     "PoolRequest",
     "StepEngine",
     "StepRequest",
+    "admission_attempts",
+    "check_key_work",
+    "entries_per_attempt",
     "key_json",
+    "policy_nodes",
     "read_admission",
     "same_keys",
 ]
@@ -60,6 +75,22 @@ class StepEngine:
     def kv_tokens(self) -> int:
         """Tokens the KV pool holds."""
         return self.blocks * self.block_size
+
+    def iterations_as_oldest(self, request: StepRequest) -> int:
+        """The most iterations ``request`` can spend as the oldest resident.
+
+        The oldest resident is served first, with the whole budget, and is never
+        preempted (victims come from the newest end, and alone it fits), so each
+        of its iterations keeps its progress: a prefill chunk of ``min(chunk,
+        budget)`` tokens (the rest of its prompt at the end), then one decode per
+        output token after the first. Every iteration has an oldest resident, so
+        the sum over requests bounds every run (docs/harness.md, "Limits").
+
+        >>> StepEngine(4, 8, 1.0, 2, 8, 2).iterations_as_oldest(
+        ...     StepRequest("r", 0, 0.0, {}, prompt=9, out=3))
+        5
+        """
+        return -(-request.prompt // min(self.chunk, self.budget)) + request.out - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,35 +184,38 @@ def read_admission(doc: Node) -> AdmissionScenario:
     if isinstance(engine, PoolEngine):
         requests = tuple(
             _read_pool_request(node, index, engine)
-            for index, node in enumerate(requests_node.items())
+            for index, node in enumerate(requests_node.items(REQUESTS))
         )
     elif isinstance(engine, StepEngine):
-        requests = tuple(
+        step_requests = tuple(
             _read_step_request(node, index, engine)
-            for index, node in enumerate(requests_node.items())
+            for index, node in enumerate(requests_node.items(REQUESTS))
         )
+        _check_step_work(engine, step_requests, requests_node)
+        requests = step_requests
     else:
         requests = _read_attempt_requests(requests_node)
     if not requests and not isinstance(engine, AttemptEngine):
         raise requests_node.fail("must list at least one request")
     check_distinct_ids([request.id for request in requests], requests_node)
+    check_key_work(policy, engine, requests, doc.child("policy"))
     for index, request in enumerate(requests):
         missing = sorted(policy.attributes_read - request.attrs.keys())
         if missing:
             raise (
                 requests_node.child(index)
                 .child("attrs")
-                .fail(f"lacks attribute {missing[0]!r}, which the policy's keys read")
+                .fail(f"lacks attribute {shown(missing[0])}, which the policy's keys read")
             )
     ids = {r.id for r in requests}
     if isinstance(engine, AttemptEngine):
         fits = doc.child("attempt").child("fits")
         for index, request in enumerate(fits.value if isinstance(fits.value, list) else []):
             if request not in ids:
-                raise fits.child(index).fail(f"names no request: {request!r}")
+                raise fits.child(index).fail(f"names no request: {shown(request)}")
     expect_node = doc.optional("expect")
     return AdmissionScenario(
-        name=doc.child("name").string(),
+        name=doc.child("name").name(),
         description=read_description(doc),
         engine=engine,
         policy=policy,
@@ -213,9 +247,102 @@ def _read_policy(node: Node, *, hidden_out: bool) -> QueuePolicy:
     return loaded.unwrap()
 
 
+def policy_nodes(policy: QueuePolicy) -> int:
+    """The nodes of a policy's keys, each counted in the tree it spells (the kernel's
+    ``size`` of each key: a sub-tree used twice counts twice, as evaluation walks it
+    twice). FIFO has none.
+
+    >>> from policy.waiting import make_policy
+    >>> policy_nodes(make_policy(["waited", "-prompt"], attributes=["prompt"]).unwrap())
+    3
+    """
+    return sum(key.size for key in policy.keys)
+
+
+def admission_attempts(
+    engine: PoolEngine | StepEngine | AttemptEngine,
+    requests: tuple[PoolRequest | StepRequest | AttemptRequest, ...],
+) -> int:
+    """The most admission attempts (selections) a replay of these requests makes.
+
+    - attempt engine: one;
+    - pool: ``3 x requests``: one admission per request, and at each event time
+      (an arrival or a release, at most two per request) one attempt that admits
+      nothing;
+    - step engine: ``iteration bound x (1 + min(max_running, budget, requests))``:
+      in each iteration every admission takes a seat, a token and a waiting entry,
+      and one attempt more may admit nothing.
+
+    >>> admission_attempts(PoolEngine(1), (PoolRequest("a", 0, 0.0, {}, 1, 1.0),) * 2)
+    6
+    """
+    count = len(requests)
+    if isinstance(engine, AttemptEngine):
+        return 1
+    if isinstance(engine, PoolEngine):
+        return 3 * count
+    iterations = sum(
+        engine.iterations_as_oldest(request)
+        for request in requests
+        if isinstance(request, StepRequest)
+    )
+    return iterations * (1 + min(engine.max_running, engine.budget, count))
+
+
+def entries_per_attempt(
+    policy: QueuePolicy, engine: PoolEngine | StepEngine | AttemptEngine, count: int
+) -> int:
+    """The most waiting entries whose keys one admission attempt evaluates, with
+    ``count`` requests: every one on the ``scan`` path; one head per class on the
+    ``lanes`` path (the pool and the step engine queue arrivals in time order, so
+    each class's head is its oldest entry); one on the ``static`` path (the entry
+    selected, or the one a preemption re-queues); none for FIFO. The attempt
+    engine's queue is listed in any order: its one attempt may evaluate every entry.
+    """
+    if not policy.keys:
+        return 0
+    if isinstance(engine, AttemptEngine) or policy.path == "scan":
+        return count
+    lanes = policy.plan.lanes
+    if policy.path == "lanes" and lanes is not None:
+        return min(lanes.classes_bound, count)
+    return 1
+
+
+def check_key_work(
+    policy: QueuePolicy,
+    engine: PoolEngine | StepEngine | AttemptEngine,
+    requests: tuple[PoolRequest | StepRequest | AttemptRequest, ...],
+    node: Node,
+) -> None:
+    """Refuse, at the policy's ``node``, a scenario whose key evaluations exceed the
+    key work bound (requests x policy nodes) or the selection work bound (admission
+    attempts x entries an attempt evaluates x policy nodes): docs/harness.md, "Limits"."""
+    nodes = policy_nodes(policy)
+    count = len(requests)
+    check_work(node, count * nodes, f"{count} requests x {nodes} key nodes", KEY_WORK)
+    attempts = admission_attempts(engine, requests)
+    entries = entries_per_attempt(policy, engine, count)
+    check_work(
+        node,
+        attempts * entries * nodes,
+        f"{attempts} admission attempts x {entries} entries each x {nodes} key nodes",
+        SELECTION_WORK,
+    )
+
+
 def _read_pool(node: Node) -> PoolEngine:
     node.object({"cap"}, set())
     return PoolEngine(cap=node.child("cap").integer(1))
+
+
+def _check_step_work(engine: StepEngine, requests: tuple[StepRequest, ...], node: Node) -> None:
+    """Refuse a step scenario whose iteration bound or work bound exceeds its limit
+    (docs/harness.md, "Limits"): the engine's run is bounded by these, never longer."""
+    bounds = [engine.iterations_as_oldest(request) for request in requests]
+    check_total(((node.child(i), bound) for i, bound in enumerate(bounds)), STEP_ITERATIONS)
+    count = len(requests)
+    check_total(((node.child(i), bound * count) for i, bound in enumerate(bounds)), STEP_WORK)
 
 
 def _read_step(node: Node) -> StepEngine:
@@ -242,11 +369,11 @@ def _read_attempt_settings(node: Node) -> AttemptEngine:
     budgets: dict[str, float] = {}
     budget_node = node.optional("budget_left")
     for stage, left in () if budget_node is None else budget_node.entries():
-        budgets[_stage_name(Node(stage, left.path))] = left.number(minimum=-math.inf)
+        budgets[_stage_name(Node(stage, left.path))] = left.number(None, FLOAT)
     fits_node = node.optional("fits")
     fits = () if fits_node is None else tuple(item.identity() for item in fits_node.items())
     return AttemptEngine(
-        now=node.child("now").number(minimum=-math.inf),
+        now=node.child("now").number(None),
         budget_left=budgets,
         fits=frozenset(fits),
     )
@@ -254,7 +381,7 @@ def _read_attempt_settings(node: Node) -> AttemptEngine:
 
 def _read_attempt_requests(node: Node) -> tuple[AttemptRequest, ...]:
     requests: list[AttemptRequest] = []
-    for index, item in enumerate(node.items()):
+    for index, item in enumerate(node.items(REQUESTS)):
         item.object({"id"}, {"serial", "enqueue", "attrs", "resumed"})
         identity, serial, enqueue = _read_common(item, index)
         resumed = item.optional("resumed")
@@ -275,7 +402,7 @@ def _read_attempt_requests(node: Node) -> tuple[AttemptRequest, ...]:
 
 
 def _stage_name(node: Node) -> str:
-    name = node.string()
+    name = node.name()
     if not is_stage_name(name):
         raise node.fail(
             "must be a name keys can write in budget_left(...): ASCII letters, digits and"
@@ -294,7 +421,7 @@ def _read_attrs(node: Node | None, reserved: frozenset[str]) -> dict[str, Attrib
         if isinstance(value.value, bool):
             attrs[name] = value.value
         elif isinstance(value.value, int | float):
-            attrs[name] = value.number(minimum=float("-inf"))
+            attrs[name] = value.number(None, FLOAT)
         else:
             raise value.fail("must be a number or true/false")
     return attrs
@@ -358,11 +485,13 @@ def _read_expect(node: Node, ids: set[str | int], *, attempt: bool) -> Admission
         selected = tuple(item.identity() for item in selected_node.items())
         for index, request in enumerate(selected):
             if request not in ids:
-                raise selected_node.child(index).fail(f"names no request: {request!r}")
+                raise selected_node.child(index).fail(f"names no request: {shown(request)}")
     admitted = None
     if admitted_node is not None:
-        least = -math.inf if attempt else 0.0  # an attempt's `now` may be any number
-        admitted = tuple(item.number(minimum=least) for item in admitted_node.items())
+        # Expected times are only compared (to 1e-9): any float, of any sign for an
+        # attempt, whose ``now`` may be negative.
+        least = None if attempt else 0.0
+        admitted = tuple(item.number(least, FLOAT) for item in admitted_node.items())
     keys = None if keys_node is None else tuple(_read_key(item) for item in keys_node.items())
     return AdmissionExpect(selected, admitted, keys)
 
@@ -408,8 +537,6 @@ def _read_key(node: Node) -> float:
     if isinstance(value, str) and value in KEY_STRINGS:
         return KEY_STRINGS[value]
     if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except OverflowError:
-            pass
+        # Compared exactly, so read by the one number rule: an integer a float equals.
+        return node.number(None, FLOAT)
     raise node.fail('must be a number or one of "NaN", "Infinity", "-Infinity", "-0.0"')

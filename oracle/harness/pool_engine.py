@@ -8,6 +8,8 @@ order), then the pool admits while the selected request fits
 from __future__ import annotations
 
 import heapq
+from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from oracle.harness.admission_run import AdmissionRun, RequestRecord, admission_times, enqueue
@@ -25,7 +27,7 @@ class _Pool:
     scenario: AdmissionScenario
     cap: int
     requests: dict[RequestId, PoolRequest]
-    arrivals: list[PoolRequest]  # time order, file order among equal times
+    arrivals: deque[PoolRequest]  # time order, file order among equal times
     queue: WaitingQueue = field(default_factory=WaitingQueue)
     used: int = 0
     releases: list[tuple[float, int, RequestId]] = field(default_factory=list)  # a heap
@@ -46,7 +48,7 @@ class _Pool:
 
     def queue_arrivals(self, now: float) -> None:
         while self.arrivals and self.arrivals[0].enqueue == now:
-            request = self.arrivals.pop(0)
+            request = self.arrivals.popleft()
             self.queue = enqueue(self.queue, self.scenario.policy, request, now, self.ever_fits)
 
     def admit_while_fits(self, now: float) -> None:
@@ -67,12 +69,14 @@ class _Pool:
     def ever_fits(self, entry: WaitingEntry) -> bool:
         return self.requests[entry.identity].units <= self.cap
 
-    def record(self, request: PoolRequest) -> RequestRecord:
+    def record(
+        self, request: PoolRequest, times: Mapping[RequestId, tuple[float, ...]]
+    ) -> RequestRecord:
         return RequestRecord(
             request.id,
             request.serial,
             request.enqueue,
-            admitted_at=admission_times(self.selected, self.admitted_at, request.id),
+            admitted_at=times.get(request.id, ()),
             finished_at=self.released.get(request.id),
         )
 
@@ -83,15 +87,17 @@ def run_pool(scenario: AdmissionScenario) -> AdmissionRun:
     assert isinstance(engine, PoolEngine)
     requests = [r for r in scenario.requests if isinstance(r, PoolRequest)]
     order = sorted(range(len(requests)), key=lambda i: (requests[i].enqueue, i))
-    pool = _Pool(scenario, engine.cap, {r.id: r for r in requests}, [requests[i] for i in order])
+    arrivals = deque(requests[i] for i in order)
+    pool = _Pool(scenario, engine.cap, {r.id: r for r in requests}, arrivals)
     # What one event time does, in order (harness.md): the table is the rule.
     phases = (pool.release_due, pool.queue_arrivals, pool.admit_while_fits)
     while (now := pool.next_event()) is not None:
         for phase in phases:
             phase(now)
+    times = admission_times(pool.selected, pool.admitted_at)
     return AdmissionRun(
         scenario,
         tuple(pool.selected),
         tuple(pool.admitted_at),
-        tuple(pool.record(r) for r in requests),
+        tuple(pool.record(r, times) for r in requests),
     )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result
 
-from oracle.harness.fields import SCENARIO_FIELDS, Node, read_description
+from oracle.harness.fields import SCENARIO_FIELDS, Node, check_name, read_description
 from oracle.harness.rotation_scenario import read_expected_grants, read_expected_outcomes
 from policy import (
     ActiveJob,
@@ -43,6 +43,7 @@ from policy import (
     parse_lane,
 )
 from policy.rotation import SKIP_CAP
+from policy.waiting.numbers import shown
 
 __all__ = [
     "REFUSALS",
@@ -192,7 +193,9 @@ class RotationEventsScenario:
 def read_rotation_events(doc: Node) -> RotationEventsScenario:
     """A rotation scenario in the events form from its document (raises FieldError)."""
     if doc.has("requests"):
-        raise doc.fail("give requests (driven ticks) or events (an exact event list), not both")
+        raise doc.child("events").fail(
+            "give requests (driven ticks) or events (an exact event list), not both"
+        )
     for field in ("budget", "budget_setting", "classic_work"):
         if doc.has(field):
             raise doc.child(field).fail(
@@ -206,7 +209,7 @@ def read_rotation_events(doc: Node) -> RotationEventsScenario:
         raise events_node.fail("must list at least one event")
     skip_cap_node = doc.optional("skip_cap")
     scenario = RotationEventsScenario(
-        name=doc.child("name").string(),
+        name=doc.child("name").name(),
         description=read_description(doc),
         skip_cap=SKIP_CAP if skip_cap_node is None else skip_cap_node.integer(1),
         events=events,
@@ -236,17 +239,16 @@ class _Ids:
         seen = self.by_text.setdefault(str(request), request)
         if seen != request:
             raise node.fail(
-                f"request id {request!r} reads the same as {seen!r}, named before;"
+                f"request id {shown(request)} reads the same as {shown(seen)}, named before;"
                 " ids must differ as text"
             )
         return request
 
 
 def _any_integer(node: Node) -> int:
-    """An integer of any sign (an illegal budget is an event a kernel must refuse)."""
-    if isinstance(node.value, bool) or not isinstance(node.value, int):
-        raise node.fail("must be an integer")
-    return node.value
+    """An integer of any sign (an illegal budget is an event a kernel must refuse),
+    within the integer limit like every other."""
+    return node.integer(None)
 
 
 def _read_event(node: Node, ids: _Ids) -> Event:
@@ -255,6 +257,7 @@ def _read_event(node: Node, ids: _Ids) -> Event:
             "must be an object with one key: " + ", ".join(_EVENT_KINDS[:-1]) + " or cancel"
         )
     (kind,) = node.value
+    check_name(node, kind, member=True)
     body = node.child(kind)
     if kind == "arrival":
         body.object({"request", "budget"}, {"lane", "may_wait"})
@@ -262,7 +265,7 @@ def _read_event(node: Node, ids: _Ids) -> Event:
         may_wait = body.optional("may_wait")
         return Arrival(
             ids.read(body.child("request")),
-            Lane.NORMAL if lane is None else parse_lane(lane.string()),
+            Lane.NORMAL if lane is None else parse_lane(lane.name()),
             _any_integer(body.child("budget")),
             may_wait=True if may_wait is None else may_wait.boolean(),
         )
@@ -274,7 +277,7 @@ def _read_event(node: Node, ids: _Ids) -> Event:
         for item in () if declined_node is None else declined_node.items():
             request = ids.read(item)
             if request in declined:
-                raise item.fail(f"names {request!r} twice")
+                raise item.fail(f"names {shown(request)} twice")
             declined.append(request)
         return Tick(
             _any_integer(body.child("budget")),

@@ -9,13 +9,19 @@ specification's invariants after each one.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from returns.result import Failure
 
-from oracle.harness.rotation_scenario import CancelAfterPark, CancelAtTick, RotationScenario
+from oracle.harness.rotation_scenario import (
+    CancelAfterPark,
+    CancelAtTick,
+    RotationRequest,
+    RotationScenario,
+)
 from policy import (
     Arrival,
     Branch,
@@ -166,33 +172,37 @@ def drive_rotation(scenario: RotationScenario, engine: RotationEngine[S]) -> Rot
     """Play ``scenario`` through ``engine`` until every request has ended; record everything."""
     replay = _Replay(scenario, engine)
     declined = frozenset(r.id for r in scenario.requests if r.declined_at_promotion)
+    # The requests each tick names, in file order: a tick costs the requests it
+    # names, not a pass over all of them (the total work stays linear in the ticks).
+    arriving: dict[int, list[RotationRequest]] = {}
+    cancelling: dict[int, list[RotationRequest]] = {}
+    for request in scenario.requests:
+        arriving.setdefault(request.arrive, []).append(request)
+        if isinstance(request.cancel, CancelAtTick):
+            cancelling.setdefault(request.cancel.tick, []).append(request)
+    arrival_ticks = sorted(arriving)
     total_slices = sum(request.slices for request in scenario.requests)
-    tick_limit = (
-        max(request.arrive for request in scenario.requests)
-        + 2 * (total_slices + 2 * len(scenario.requests))
-        + 10
-    )
+    tick_limit = arrival_ticks[-1] + 2 * (total_slices + 2 * len(scenario.requests)) + 10
     ticks: list[TickRecord[S]] = []
     tick = 0
     while not replay.settled(tick):
         if not replay.live():
             # Nothing speculative is alive: jump to the next arrival, so a late
             # arrival costs no idle ticks (an empty worker admits directly).
-            tick = min((r.arrive for r in scenario.requests if r.arrive >= tick), default=tick)
+            later = bisect_left(arrival_ticks, tick)
+            tick = arrival_ticks[later] if later < len(arrival_ticks) else tick
         if tick > tick_limit:
             raise RuntimeError(f"scenario {scenario.name!r} did not settle in {tick_limit} ticks")
         first = len(replay.steps)
-        for request in scenario.requests:
-            if request.arrive != tick:
-                continue
+        for request in arriving.get(tick, ()):
             step = replay.apply(
                 Arrival(request.id, request.lane, scenario.budget, may_wait=request.may_wait)
             )
             entered_backlog = request.id in replay.live() and (step.outcome.action is None)
             if request.cancel == "waiting" and entered_backlog:
                 replay.apply(Cancel(request.id))
-        for request in scenario.requests:
-            if request.cancel == CancelAtTick(tick) and request.id in replay.live():
+        for request in cancelling.get(tick, ()):
+            if request.id in replay.live():
                 replay.apply(Cancel(request.id))
         replay.apply(Tick(scenario.budget, scenario.has_classic_work(tick), declined))
         ticks.append(TickRecord(tick, tuple(replay.steps[first:])))

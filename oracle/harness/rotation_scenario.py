@@ -7,9 +7,17 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
-from oracle.harness.fields import SCENARIO_FIELDS, Node, check_distinct_ids, read_description
+from oracle.harness.fields import (
+    SCENARIO_FIELDS,
+    Node,
+    check_distinct_ids,
+    check_total,
+    read_description,
+)
+from oracle.harness.limits import REQUESTS, TOTAL_SLICES
 from policy import Ending, Lane, RequestId, parse_grant_rounds, parse_lane
 from policy.rotation import SKIP_CAP
+from policy.waiting.numbers import shown
 
 __all__ = [
     "CancelAfterPark",
@@ -91,7 +99,9 @@ def read_rotation(doc: Node) -> RotationScenario:
     if not doc.has("requests"):  # the events form is read by oracle.harness.rotation_events
         raise doc.child("requests").fail('is required (or give "events", an exact event list)')
     if doc.has("budget") and doc.has("budget_setting"):
-        raise doc.fail("give budget (an integer) or budget_setting (raw text), not both")
+        raise doc.child("budget_setting").fail(
+            "give budget (an integer) or budget_setting (raw text), not both"
+        )
     budget_node = doc.optional("budget")
     setting_node = doc.optional("budget_setting")
     if budget_node is not None:
@@ -99,14 +109,20 @@ def read_rotation(doc: Node) -> RotationScenario:
     else:  # raw text as the host reads it; no setting at all is the unset default
         budget = parse_grant_rounds(None if setting_node is None else setting_node.string())
     skip_cap_node = doc.optional("skip_cap")
-    requests = tuple(_read_request(node) for node in doc.child("requests").items())
+    requests_node = doc.child("requests")
+    requests = tuple(_read_request(node) for node in requests_node.items(REQUESTS))
     if not requests:
-        raise doc.child("requests").fail("must list at least one request")
+        raise requests_node.fail("must list at least one request")
+    # The driver runs about one tick per slice (two with classic work): bound them all.
+    check_total(
+        ((requests_node.child(i).child("slices"), r.slices) for i, r in enumerate(requests)),
+        TOTAL_SLICES,
+    )
     ids = [request.id for request in requests]
     check_distinct_ids(ids, doc.child("requests"))
     expect_node = doc.optional("expect")
     return RotationScenario(
-        name=doc.child("name").string(),
+        name=doc.child("name").name(),
         description=read_description(doc),
         budget=budget,
         skip_cap=SKIP_CAP if skip_cap_node is None else skip_cap_node.integer(1),
@@ -137,7 +153,7 @@ def _read_request(node: Node) -> RotationRequest:
     cancel = node.optional("cancel")
     return RotationRequest(
         id=node.child("id").identity(),
-        lane=Lane.NORMAL if lane is None else parse_lane(lane.string()),
+        lane=Lane.NORMAL if lane is None else parse_lane(lane.name()),
         slices=node.child("slices").integer(1),
         arrive=0 if arrive is None else arrive.integer(0),
         may_wait=True if may_wait is None else may_wait.boolean(),
@@ -177,7 +193,7 @@ def read_expected_grants(
             raise pair.fail("must be a [request id, slices] pair")
         request = pair.child(0).identity()
         if request not in ids:
-            raise pair.child(0).fail(f"names no request of the scenario: {request!r}")
+            raise pair.child(0).fail(f"names no request of the scenario: {shown(request)}")
         pairs.append((request, pair.child(1).integer(1)))
     return tuple(pairs)
 
@@ -192,7 +208,7 @@ def read_expected_outcomes(
     by_text = {str(request): request for request in ids}
     for key, value in node.entries():
         if key not in by_text:
-            raise value.fail(f"names no request of the scenario: {key!r}")
+            raise value.fail(f"names no request of the scenario: {shown(key)}")
         text = value.string()
         if text not in _OUTCOMES:
             raise value.fail(f"must be one of {', '.join(_OUTCOMES)}")

@@ -10,6 +10,9 @@ semantics and a worked timeline: docs/harness.md, "Step engine".
 
 from __future__ import annotations
 
+import math
+from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
@@ -254,12 +257,14 @@ class _Stage:
         self.residents = staying
         return tuple(first_tokens), tuple(finished)
 
-    def record(self, request: StepRequest) -> RequestRecord:
+    def record(
+        self, request: StepRequest, times: Mapping[RequestId, tuple[float, ...]]
+    ) -> RequestRecord:
         return RequestRecord(
             request.id,
             request.serial,
             request.enqueue,
-            admitted_at=admission_times(self.selected, self.admitted_at, request.id),
+            admitted_at=times.get(request.id, ()),
             first_token_at=self.first_token_at.get(request.id),
             finished_at=self.finished_at.get(request.id),
             preemptions=self.preemptions.get(request.id, 0),
@@ -268,35 +273,47 @@ class _Stage:
 
 def run_step(scenario: AdmissionScenario) -> AdmissionRun:
     """The step engine's admission order, admission times and per-request records."""
-    return trace_step(scenario).run
+    return _replay(scenario, keep=False).run
 
 
 def trace_step(scenario: AdmissionScenario) -> StepTrace:
     """Replay a step scenario, keeping a record of every iteration."""
+    return _replay(scenario, keep=True)
+
+
+def _replay(scenario: AdmissionScenario, *, keep: bool) -> StepTrace:
+    """Replay a step scenario; with ``keep``, record every iteration (run_step does
+    not, so a long run costs no memory per iteration)."""
     engine = scenario.engine
     assert isinstance(engine, StepEngine)
     requests = [r for r in scenario.requests if isinstance(r, StepRequest)]
     stage = _Stage(scenario, engine, {r.id: r for r in requests}, engine.blocks)
     arrivals = sorted(enumerate(requests), key=lambda item: (item[1].enqueue, item[0]))
-    upcoming = [request for _, request in arrivals]  # time order, file order on ties
-    horizon = float("inf") if engine.horizon is None else engine.horizon
-    # In every iteration the oldest resident (or, in an empty engine, the request just
-    # admitted) processes a token and is never preempted, so it keeps that progress:
-    # no run needs more iterations than all requests' tokens of their last residency.
-    progress_bound = sum(r.prompt + r.out - 1 for r in requests)
+    upcoming = deque(request for _, request in arrivals)  # time order, file order on ties
+    # Every iteration has an oldest resident, which keeps its progress: no run needs
+    # more iterations than this (the loader refuses a file whose bound exceeds its limit).
+    progress_bound = sum(engine.iterations_as_oldest(r) for r in requests)
     iterations: list[IterationRecord] = []
+    count = 0
     # A busy period begins at ``base``; its n-th iteration starts at base + n * cost,
     # computed afresh each time so that float sums do not drift.
-    base, n = (upcoming[0].enqueue if upcoming else horizon), 0
-    while base + n * engine.iteration_cost < horizon:
-        if len(iterations) == progress_bound:
-            raise EngineStalled(f"{scenario.name}: no end after {progress_bound} iterations")
+    base, n = (upcoming[0].enqueue if upcoming else 0.0), 0
+    while upcoming or stage.residents or len(stage.queue) > 0:
         start = base + n * engine.iteration_cost
         end = base + (n + 1) * engine.iteration_cost
+        # No horizon means none: an infinite time is never taken for "past the horizon"
+        # (the limits keep every time finite; a time that is not is a harness bug).
+        if engine.horizon is not None and start >= engine.horizon:
+            break
+        if count == progress_bound or not math.isfinite(end):
+            raise EngineStalled(
+                f"{scenario.name}: no end after {count} iterations (bound {progress_bound},"
+                f" time {end!r})"
+            )
         while upcoming and upcoming[0].enqueue <= start:
-            stage.arrive(upcoming.pop(0))
+            stage.arrive(upcoming.popleft())
         events: list[StepEvent] = []
-        at_start = tuple(r.request.id for r in stage.residents)
+        at_start = tuple(r.request.id for r in stage.residents) if keep else ()
         left = stage.serve_residents(start, events)
         if not any(isinstance(event, Preemption) for event in events):
             # As in vLLM's scheduler: a step that had to preempt admits nobody, so a
@@ -304,20 +321,24 @@ def trace_step(scenario: AdmissionScenario) -> StepTrace:
             stage.admit(start, left, events)
         in_use = engine.blocks - stage.free_blocks
         first_tokens, finished = stage.end_iteration(end, events)
-        iterations.append(
-            IterationRecord(start, end, at_start, tuple(events), in_use, first_tokens, finished)
-        )
+        count += 1
+        if keep:
+            iterations.append(
+                IterationRecord(start, end, at_start, tuple(events), in_use, first_tokens, finished)
+            )
+        # The busy period goes on while there is work: a resident, a waiting request,
+        # or one arriving at or before this iteration's end (``<=``: arriving exactly
+        # at the end, it starts the next iteration, at that same time).
         arrived = bool(upcoming) and upcoming[0].enqueue <= end
         if stage.residents or len(stage.queue) > 0 or arrived:
             n += 1
         elif upcoming:
             base, n = upcoming[0].enqueue, 0  # idle until the next arrival
-        else:
-            break
+    times = admission_times(stage.selected, stage.admitted_at)
     run = AdmissionRun(
         scenario,
         tuple(stage.selected),
         tuple(stage.admitted_at),
-        tuple(stage.record(r) for r in requests),
+        tuple(stage.record(r, times) for r in requests),
     )
     return StepTrace(run, tuple(iterations))

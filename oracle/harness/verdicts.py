@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -13,6 +14,8 @@ from oracle.harness.attempt_engine import AttemptRun
 from oracle.harness.rotation_events import EventsRun, observation_text, same_observation
 from oracle.harness.rotation_replay import RotationRun
 from policy import Ending, RequestId
+from policy.text import printable
+from policy.waiting.numbers import shown
 
 __all__ = [
     "Mismatch",
@@ -22,6 +25,8 @@ __all__ = [
     "format_grant_log",
     "format_keys",
     "format_number",
+    "format_value",
+    "json_line",
     "rotation_result",
 ]
 
@@ -50,15 +55,58 @@ class Verdict:
         return None if self.mismatches is None else not self.mismatches
 
 
+def format_value(value: object) -> str:
+    """A value from a scenario (a request id, a name, a count) for a table or a
+    message: text on one printable line (:func:`policy.text.printable`), an
+    integer of any size (``str`` refuses more than 4300 digits), a time as
+    :func:`format_number` writes it.
+
+    >>> format_value("A"), format_value("a\\nb"), format_value(7), format_value(10**5000)
+    ('A', 'a\\\\nb', '7', 'a 5001-digit integer')
+    """
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, float):
+        return format_number(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return str(value)
+        except ValueError:  # beyond sys.get_int_max_str_digits()
+            return shown(value)
+    return printable(shown(value))
+
+
+def _member(request: RequestId) -> str:
+    """A request id as a JSON object key: text as it is (JSON carries any text),
+    an integer as its digits; never raising for a huge one, whose ``--json``
+    object cannot be written anyway while its text table still can."""
+    return request if isinstance(request, str) else format_value(request)
+
+
+def json_line(document: object) -> str:
+    """``document`` as one line of strict JSON: ASCII (so any text, lone surrogates
+    included, survives any output encoding), and ``ValueError`` rather than a
+    ``NaN`` or ``Infinity`` token, which are not JSON."""
+    return json.dumps(document, allow_nan=False, ensure_ascii=True)
+
+
 def format_grant_log(grants: Sequence[tuple[RequestId, int]]) -> str:
     """A grant log as the spec writes it: ``[(A,2),(B,2)]``."""
-    return "[" + ",".join(f"({request},{slices})" for request, slices in grants) + "]"
+    return (
+        "["
+        + ",".join(
+            f"({format_value(request)},{format_value(slices)})" for request, slices in grants
+        )
+        + "]"
+    )
 
 
 def rotation_result(run: RotationRun[Any]) -> Verdict:
     """The contract object of a rotation replay and its verdict."""
     scenario = run.scenario
-    outcomes = {str(request.id): run.outcomes[request.id].value for request in scenario.requests}
+    outcomes = {
+        _member(request.id): run.outcomes[request.id].value for request in scenario.requests
+    }
     body: JsonObject = {
         "name": scenario.name,
         "kind": "rotation",
@@ -88,8 +136,8 @@ def _grant_mismatches(
     for request, ending in (expected_outcomes or {}).items():
         actual = outcomes.get(request)
         if actual is not ending:
-            shown = "not ended" if actual is None else actual.value
-            mismatches.append(Mismatch(f"outcomes.{request}", ending.value, shown))
+            got = "not ended" if actual is None else actual.value
+            mismatches.append(Mismatch(f"outcomes.{format_value(request)}", ending.value, got))
     return mismatches
 
 
@@ -102,7 +150,7 @@ def events_result(run: EventsRun) -> Verdict:
         "kind": "rotation",
         "steps": list(run.steps),
         "grants": [[request, slices] for request, slices in run.grant_log],
-        "outcomes": {str(request): ending.value for request, ending in run.outcomes.items()},
+        "outcomes": {_member(request): ending.value for request, ending in run.outcomes.items()},
     }
     expect = scenario.expect
     if expect is None:
@@ -136,9 +184,7 @@ def json_number(value: float) -> float | int:
 
 
 def _format_list(values: Sequence[object]) -> str:
-    return (
-        "[" + ", ".join(format_number(v) if isinstance(v, float) else str(v) for v in values) + "]"
-    )
+    return "[" + ", ".join(map(format_value, values)) + "]"
 
 
 def _same_times(expected: Sequence[float], actual: Sequence[float]) -> bool:

@@ -12,14 +12,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from pyrsistent import PVector as AnyPVector
 from pyrsistent import pvector
 from pyrsistent.typing import PVector
 from returns.maybe import Maybe, Nothing, Some
 
-from policy.identity import RequestId
-from policy.records import slot_setters
-from policy.rotation.decisions import SKIP_CAP, next_grant_index
+from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
+from policy.records import FieldRule, check_fields, instance_of, slot_setters, wrong_field
+from policy.rotation.decisions import SKIP_CAP, _grant_index, _whole, is_flag, is_whole
 from policy.rotation.lanes import Lane
+from policy.text import record_repr
 
 __all__ = ["BacklogEntry", "EntryKind", "GrantBacklog", "take_next_grantee"]
 
@@ -31,15 +33,36 @@ class EntryKind(Enum):
     PARKED = "parked"  # ran at least one grant, handed the slot over
 
 
+#: What a hand-built BacklogEntry's fields must be.
+_ENTRY_FIELDS: tuple[FieldRule, ...] = (
+    ("request", is_request_id, REQUEST_ID_RULE),
+    ("lane", instance_of(Lane), "a Lane (see parse_lane)"),
+    ("kind", instance_of(EntryKind), "an EntryKind"),
+    ("skipped", is_whole, "an int"),
+    ("cancelled", is_flag, "True or False"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class BacklogEntry:
-    """One request waiting for the slot."""
+    """One request waiting for the slot.
+
+    The constructor checks each field's type (a ``TypeError``): a ``request``
+    that is hashable and equal to itself (:func:`~policy.identity.is_request_id`),
+    a :class:`Lane`, an :class:`EntryKind`, an int ``skipped`` and a bool
+    ``cancelled``.
+    """
 
     request: RequestId
     lane: Lane
     kind: EntryKind
     skipped: int = 0  # grant decisions that passed this entry over
     cancelled: bool = False  # discovered only when the entry is granted
+
+    __repr__ = record_repr  # a request id of any size or text
+
+    def __post_init__(self) -> None:
+        check_fields(self, _ENTRY_FIELDS)
 
 
 def _empty_entries() -> PVector[BacklogEntry]:
@@ -57,6 +80,15 @@ class GrantBacklog:
 
     entries: PVector[BacklogEntry] = field(default_factory=_empty_entries)
 
+    def __post_init__(self) -> None:
+        # Built by hand only (the protocol's builder skips this): check every entry.
+        entries: object = self.entries
+        if not isinstance(entries, AnyPVector):
+            raise wrong_field("GrantBacklog", "entries", "a pvector of BacklogEntry", entries)
+        for entry in self.entries:
+            if not isinstance(entry, BacklogEntry):
+                raise wrong_field("GrantBacklog", "entries", "a pvector of BacklogEntry", entry)
+
     def __len__(self) -> int:
         return len(self.entries)
 
@@ -64,7 +96,12 @@ class GrantBacklog:
         return iter(self.entries)
 
     def append(self, entry: BacklogEntry) -> GrantBacklog:
-        """The backlog with ``entry`` at the back, its skip count starting at 0."""
+        """The backlog with ``entry`` at the back, its skip count starting at 0.
+
+        ``entry`` must be a :class:`BacklogEntry` (a ``TypeError`` otherwise).
+        """
+        if not isinstance(entry, BacklogEntry):
+            raise TypeError(f"a backlog holds BacklogEntry records, not {type(entry).__name__}")
         if entry.skipped:
             return _backlog(self.entries.append(replace(entry, skipped=0)))
         return _backlog(self.entries.append(entry))  # already at 0: the same record
@@ -99,9 +136,15 @@ def take_next_grantee(
     >>> chosen, rest = take_next_grantee(backlog).unwrap()
     >>> chosen.request, [(e.request, e.skipped) for e in rest]
     ('B', [('A', 1)])
+
+    ``backlog`` must be a :class:`GrantBacklog` and ``skip_cap`` an int (a ``TypeError``).
     """
+    if not isinstance(backlog, GrantBacklog):
+        raise TypeError(f"take_next_grantee takes a GrantBacklog, not {type(backlog).__name__}")
+    if type(skip_cap) is not int:  # the entries' own types were checked when they were built
+        _whole("skip_cap", skip_cap)
     entries = backlog.entries
-    chosen = next_grant_index([(e.lane, e.skipped) for e in entries], skip_cap).value_or(None)
+    chosen = _grant_index([(e.lane, e.skipped) for e in entries], skip_cap).value_or(None)
     if chosen is None:
         return Nothing
     rest = [

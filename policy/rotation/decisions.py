@@ -3,6 +3,13 @@
 Each function here is one rule of the specification, a plain function of plain
 data, so that a host scheduler, the tick protocol in :mod:`policy.rotation.protocol` and
 the oracle can all call the same definition.
+
+Each public decision checks its arguments' types (a ``TypeError``: a budget of
+``nan`` or ``2.5`` would silently change the rule) and then applies its rule,
+which is a private function of its own (``_expired``, ``_admits``,
+``_grant_index``, ``_takes_tick``). The tick protocol calls the rules directly:
+it checked every value where it entered (``apply_event``), so it does not pay
+for the same check twice on its hot path.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from collections.abc import Sequence
 from returns.maybe import Maybe, Nothing, Some
 
 from policy.rotation.lanes import Lane
+from policy.text import trim
 
 __all__ = [
     "BACKLOG_CAP",
@@ -36,25 +44,66 @@ SKIP_CAP = 2
 # (str.isdigit would accept other scripts; a bounded length keeps int() cheap).
 _GRANT_ROUNDS_SYNTAX = re.compile(r"\+?0*([0-9]{1,20})")
 _GRANT_ROUNDS_LIMIT = 2**64 - 1  # the host reads the setting as an unsigned 64-bit integer
-# Unicode White_Space, as a host's trim() strips it: Python's str.strip() would
-# also strip the ASCII separators U+001C..U+001F, which are not white space.
-_WHITESPACE = "".join(
-    c for c in map(chr, range(0x3001)) if c.isspace() and c not in "\x1c\x1d\x1e\x1f"
-)
+
+
+# The two type rules of rotation's values, used by the decisions below, the
+# records and the tick protocol (whose hot path tests ``type(value) is int`` or
+# ``value is True or value is False`` inline first: the common case costs one
+# comparison).
+
+
+def is_whole(value: object) -> bool:
+    """Whether ``value`` can be a count, a budget or a skip cap: an ``int``, and not
+    a bool (``True`` is 1 to Python, but a budget of ``True`` is a mistake).
+
+    >>> is_whole(3), is_whole(10**400), is_whole(True), is_whole(2.0), is_whole("3")
+    (True, True, False, False, False)
+    """
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_flag(value: object) -> bool:
+    """Whether ``value`` is ``True`` or ``False`` (truthiness would hide a ``"no"``).
+
+    >>> is_flag(False), is_flag(0), is_flag(None)
+    (True, False, False)
+    """
+    return value is True or value is False
+
+
+def _whole(argument: str, value: object) -> None:  # the TypeError of is_whole
+    if not is_whole(value):
+        raise TypeError(f"{argument} must be an int, not {type(value).__name__}")
+
+
+def _flag(argument: str, value: object) -> None:  # the TypeError of is_flag
+    if not is_flag(value):
+        raise TypeError(f"{argument} must be True or False, not {type(value).__name__}")
 
 
 def parse_grant_rounds(raw: str | None) -> int:
     """The grant budget from the raw text of the host's setting; never an error.
 
     Unset, empty, negative, fractional, underscored or out-of-range text gives
-    :data:`DEFAULT_GRANT_ROUNDS`; ``0`` disables rotation.
+    :data:`DEFAULT_GRANT_ROUNDS`; ``0`` disables rotation. Surrounding white
+    space is trimmed by :func:`policy.text.trim` (the same rule as a lane's).
+    A value that is not text (``str``) or None is the host's mistake, not a
+    setting: a ``TypeError``.
 
     >>> [parse_grant_rounds(raw) for raw in (None, "", "4", " 12 ", "0", "-3", "8.5", "1_000")]
     [8, 8, 4, 12, 0, 8, 8, 8]
+    >>> parse_grant_rounds(5)
+    Traceback (most recent call last):
+    ...
+    TypeError: parse_grant_rounds reads the setting's text (str) or None, not int
     """
     if raw is None:
         return DEFAULT_GRANT_ROUNDS
-    matched = _GRANT_ROUNDS_SYNTAX.fullmatch(raw.strip(_WHITESPACE))
+    if not isinstance(raw, str):
+        raise TypeError(
+            f"parse_grant_rounds reads the setting's text (str) or None, not {type(raw).__name__}"
+        )
+    matched = _GRANT_ROUNDS_SYNTAX.fullmatch(trim(raw))
     if matched is None:
         return DEFAULT_GRANT_ROUNDS
     value = int(matched.group(1))
@@ -71,7 +120,17 @@ def slice_grant_expired(slices_in_grant: int, budget: int, backlog_pending: bool
     (True, False)
     >>> slice_grant_expired(100, 0, True)
     False
+
+    Counts and the budget must be ints, the flag True or False (a ``TypeError``
+    otherwise: ``nan`` or ``2.5`` would silently change the rule).
     """
+    _whole("slices_in_grant", slices_in_grant)
+    _whole("budget", budget)
+    _flag("backlog_pending", backlog_pending)
+    return _expired(slices_in_grant, budget, backlog_pending)
+
+
+def _expired(slices_in_grant: int, budget: int, backlog_pending: bool) -> bool:
     return budget > 0 and backlog_pending and slices_in_grant >= budget
 
 
@@ -81,6 +140,12 @@ def backlog_admits(backlog_len: int, budget: int) -> bool:
     >>> backlog_admits(1, 8), backlog_admits(2, 8), backlog_admits(0, 0)
     (True, False, False)
     """
+    _whole("backlog_len", backlog_len)
+    _whole("budget", budget)
+    return _admits(backlog_len, budget)
+
+
+def _admits(backlog_len: int, budget: int) -> bool:
     return budget > 0 and backlog_len < BACKLOG_CAP
 
 
@@ -96,7 +161,32 @@ def next_grant_index(entries: Sequence[tuple[Lane, int]], skip_cap: int = SKIP_C
     (<Some: 1>, <Some: 1>)
     >>> next_grant_index([])
     <Nothing>
+
+    ``entries`` must be a sequence (a list or a tuple, not text, a set or a map:
+    entries are read by position), each entry a ``(Lane, int)`` pair and
+    ``skip_cap`` an int (a ``TypeError`` otherwise).
+
+    >>> next_grant_index({(H, 0): 1})
+    Traceback (most recent call last):
+    ...
+    TypeError: entries must be a sequence of (Lane, skipped) pairs, not dict
     """
+    given: object = entries
+    if isinstance(given, str | bytes | bytearray) or not isinstance(given, Sequence):
+        raise TypeError(
+            f"entries must be a sequence of (Lane, skipped) pairs, not {type(given).__name__}"
+        )
+    _whole("skip_cap", skip_cap)
+    for entry in entries:
+        if not isinstance(entry, tuple) or len(entry) != 2 or not isinstance(entry[0], Lane):
+            raise TypeError(
+                f"each entry must be a (Lane, skipped) pair, not {type(entry).__name__}"
+            )
+        _whole("skipped", entry[1])
+    return _grant_index(entries, skip_cap)
+
+
+def _grant_index(entries: Sequence[tuple[Lane, int]], skip_cap: int) -> Maybe[int]:
     count = len(entries)
     if count <= 1:  # both rules choose the only entry
         return _SOME_INDEX[0] if count else Nothing
@@ -120,4 +210,10 @@ def slice_takes_tick(yielded: bool, others_have_work: bool) -> bool:
     >>> slice_takes_tick(True, True), slice_takes_tick(False, True), slice_takes_tick(True, False)
     (False, True, True)
     """
+    _flag("yielded", yielded)
+    _flag("others_have_work", others_have_work)
+    return _takes_tick(yielded, others_have_work)
+
+
+def _takes_tick(yielded: bool, others_have_work: bool) -> bool:
     return not others_have_work or not yielded

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from policy.text import trim
+
 __all__ = ["Lane", "parse_lane"]
 
 
@@ -30,14 +32,25 @@ _LANES_BY_HEADER = {lane.label: lane for lane in Lane}
 def parse_lane(header: str | None) -> Lane:
     """The lane named by a client's header value; anything unknown is NORMAL.
 
-    The value is trimmed and case-insensitive; a missing, empty or unknown value
-    is not an error, because a client header must never fail a request.
+    The value is trimmed (:func:`policy.text.trim`, the same rule as the grant
+    budget's) and case-insensitive; a missing, empty or unknown value is not an
+    error, because a client header must never fail a request. A value that is
+    not text (``str``) or None is the host's mistake, not the client's: a
+    ``TypeError`` (decode bytes first).
 
-    >>> parse_lane(" High ")
+    >>> parse_lane(" High\\u3000")
     <Lane.HIGH: 2>
-    >>> parse_lane("urgent"), parse_lane(None)
-    (<Lane.NORMAL: 1>, <Lane.NORMAL: 1>)
+    >>> parse_lane("urgent"), parse_lane(None), parse_lane("\\x1fhigh")
+    (<Lane.NORMAL: 1>, <Lane.NORMAL: 1>, <Lane.NORMAL: 1>)
+    >>> parse_lane(3)
+    Traceback (most recent call last):
+    ...
+    TypeError: parse_lane reads a header's text (str) or None, not int
     """
     if header is None:
         return Lane.NORMAL
-    return _LANES_BY_HEADER.get(header.strip().lower(), Lane.NORMAL)
+    if not isinstance(header, str):
+        raise TypeError(
+            f"parse_lane reads a header's text (str) or None, not {type(header).__name__}"
+        )
+    return _LANES_BY_HEADER.get(trim(header).lower(), Lane.NORMAL)

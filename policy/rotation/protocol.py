@@ -44,11 +44,22 @@ granted (aborted); a job's mark is found by its next round, which finishes it
 at once as a counted no-op slice (cancelled).
 
 Illegal events return a :class:`ProtocolError` and leave the state as it was.
+So do values of the wrong type, checked where they enter (in
+:func:`apply_event`, before anything else): a state that is not a
+:class:`RotationState`, an object that is not an event, a budget that is not an
+``int`` (``nan``, ``2.5``, ``"3"``, ``None``, a bool), a lane that is not a
+:class:`Lane` (header text goes through ``parse_lane``), a request id that
+:func:`~policy.identity.is_request_id` refuses (unhashable, or not equal to
+itself, as a float NaN is), a flag that is not ``True``/``False`` and a
+``declined`` that is not a set.
+Records built by hand (:class:`RotationState`, :class:`ActiveJob`) check their
+fields in their constructors, with a ``TypeError``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import Enum
 from operator import attrgetter
@@ -56,8 +67,8 @@ from typing import cast
 
 from returns.result import Failure, Result, Success
 
-from policy.identity import RequestId
-from policy.records import slot_setters
+from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
+from policy.records import FieldRule, check_fields, instance_of, slot_setters
 from policy.rotation.backlog import (
     EntryKind,
     GrantBacklog,
@@ -67,11 +78,14 @@ from policy.rotation.backlog import (
 )
 from policy.rotation.decisions import (
     SKIP_CAP,
-    backlog_admits,
-    slice_grant_expired,
-    slice_takes_tick,
+    _admits,
+    _expired,
+    _takes_tick,
+    is_flag,
+    is_whole,
 )
 from policy.rotation.lanes import Lane
+from policy.text import record_repr, represent
 
 __all__ = [
     "ActiveJob",
@@ -111,7 +125,7 @@ class SliceKind(Enum):
 
 @dataclass(frozen=True, slots=True)
 class ActiveJob:
-    """The job holding the slot."""
+    """The job holding the slot (its constructor checks each field's type)."""
 
     request: RequestId
     lane: Lane
@@ -120,10 +134,17 @@ class ActiveJob:
     in_flight: SliceKind | None = None  # a model action awaiting its RoundResult
     cancelled: bool = False
 
+    __repr__ = record_repr  # a request id of any size or text
+
+    def __post_init__(self) -> None:
+        # Built by hand only: the protocol's builder (_job) skips this.
+        check_fields(self, _JOB_FIELDS)
+
 
 @dataclass(frozen=True, slots=True)
 class RotationState:
-    """Everything the protocol remembers between events."""
+    """Everything the protocol remembers between events (its constructor checks
+    each field's type, a ``TypeError``; :func:`initial_state` builds the first one)."""
 
     active: ActiveJob | None = None
     backlog: GrantBacklog = field(default_factory=GrantBacklog)
@@ -131,12 +152,42 @@ class RotationState:
     acted: bool = False  # a direct admission already took this tick's model action
     skip_cap: int = SKIP_CAP
 
+    __repr__ = record_repr  # a skip cap of any size
+
+    def __post_init__(self) -> None:
+        # Built by hand only: the protocol's builder (_state) skips this.
+        check_fields(self, _STATE_FIELDS)
+
+
+#: What the fields of a hand-built ActiveJob and RotationState must be.
+_JOB_FIELDS: tuple[FieldRule, ...] = (
+    ("request", is_request_id, REQUEST_ID_RULE),
+    ("lane", instance_of(Lane), "a Lane (see parse_lane)"),
+    ("slices_in_grant", is_whole, "an int"),
+    ("budget", is_whole, "an int"),
+    ("in_flight", instance_of(SliceKind, type(None)), "a SliceKind or None"),
+    ("cancelled", is_flag, "True or False"),
+)
+_STATE_FIELDS: tuple[FieldRule, ...] = (
+    ("active", instance_of(ActiveJob, type(None)), "an ActiveJob or None"),
+    ("backlog", instance_of(GrantBacklog), "a GrantBacklog"),
+    ("yielded", is_flag, "True or False"),
+    ("acted", is_flag, "True or False"),
+    ("skip_cap", is_whole, "an int"),
+)
+
 
 def initial_state(skip_cap: int = SKIP_CAP) -> RotationState:
     """An idle worker: empty slot, empty backlog.
 
+    ``skip_cap`` must be an int (not a bool): a ``TypeError`` otherwise.
+
     >>> initial_state().active is None
     True
+    >>> initial_state("2")
+    Traceback (most recent call last):
+    ...
+    TypeError: RotationState.skip_cap must be an int, not str
     """
     return RotationState(skip_cap=skip_cap)
 
@@ -158,6 +209,11 @@ _request_of = attrgetter("request")
 # -------------------------------------------------------------------------- events
 
 
+# Events are built by the host at every tick, so their constructors check nothing:
+# apply_event checks each field's type when the event enters the protocol, and
+# refuses a wrong one with a ProtocolError (the state unchanged).
+
+
 @dataclass(frozen=True, slots=True)
 class Arrival:
     """A speculative-eligible request arrives; ``budget`` is the current setting."""
@@ -166,6 +222,8 @@ class Arrival:
     lane: Lane
     budget: int
     may_wait: bool = True  # the host's verdict: may it wait for the slot?
+
+    __repr__ = record_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +234,8 @@ class Tick:
     classic_work: bool = False  # other requests have classic prefill or decode to do
     declined: frozenset[RequestId] = frozenset()  # waiters the host now declines
 
+    __repr__ = record_repr
+
 
 @dataclass(frozen=True, slots=True)
 class RoundResult:
@@ -183,12 +243,16 @@ class RoundResult:
 
     finished: bool
 
+    __repr__ = record_repr
+
 
 @dataclass(frozen=True, slots=True)
 class Cancel:
     """The client of ``request`` cancelled it."""
 
     request: RequestId
+
+    __repr__ = record_repr
 
 
 Event = Arrival | Tick | RoundResult | Cancel
@@ -243,6 +307,8 @@ class ModelAction:
     request: RequestId
     kind: SliceKind
 
+    __repr__ = record_repr
+
 
 @dataclass(frozen=True, slots=True)
 class Ended:
@@ -250,6 +316,8 @@ class Ended:
 
     request: RequestId
     ending: Ending
+
+    __repr__ = record_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +327,8 @@ class GrantEnd:
     request: RequestId
     slices: int
     parked: bool  # False: the job finished (completed or cancelled)
+
+    __repr__ = record_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,17 +358,35 @@ class ProtocolErrorKind(Enum):
     UNKNOWN_REQUEST = "the request is not on the speculative path"
     DUPLICATE_REQUEST = "the request is already on the speculative path"
     NEGATIVE_BUDGET = "a grant budget must be >= 0"
+    # Values of the wrong type, refused where they enter (apply_event):
+    NOT_A_STATE = "the state is not a RotationState (start from initial_state())"
+    NOT_AN_EVENT = "not an event (an Arrival, Tick, RoundResult or Cancel)"
+    NOT_A_BUDGET = "a grant budget must be an int (not a bool, a float, text or None)"
+    NOT_A_LANE = "a lane must be a Lane (read a header's text with parse_lane)"
+    # A request id that is_request_id refuses: unhashable, or not equal to itself (NaN).
+    UNHASHABLE_REQUEST = "a request id must be hashable and equal to itself"
+    NOT_A_FLAG = "may_wait, classic_work and finished must be True or False"
+    NOT_A_SET = "declined must be a set (frozenset) of request ids"
 
 
 @dataclass(frozen=True, slots=True)
 class ProtocolError:
-    """An illegal event; the state it was applied to is unchanged."""
+    """An illegal event; the state it was applied to is unchanged.
+
+    ``event`` is the event as given (for ``NOT_AN_EVENT``, the object given). Its
+    ``str`` is one printable line, whatever the event holds.
+
+    >>> str(ProtocolError(ProtocolErrorKind.UNKNOWN_REQUEST, Cancel("a\\nb")))
+    "the request is not on the speculative path: Cancel(request='a\\\\nb')"
+    """
 
     kind: ProtocolErrorKind
     event: Event
 
+    __repr__ = record_repr
+
     def __str__(self) -> str:
-        return f"{self.kind.value}: {self.event!r}"
+        return f"{self.kind.value}: {represent(self.event)}"
 
 
 # ---------------------------------------------------------------------- transitions
@@ -332,6 +420,13 @@ _DUPLICATE_REQUEST = ProtocolErrorKind.DUPLICATE_REQUEST
 _UNKNOWN_REQUEST = ProtocolErrorKind.UNKNOWN_REQUEST
 _RESULT_PENDING = ProtocolErrorKind.RESULT_PENDING
 _NO_ACTION_IN_FLIGHT = ProtocolErrorKind.NO_ACTION_IN_FLIGHT
+_NOT_A_STATE = ProtocolErrorKind.NOT_A_STATE
+_NOT_AN_EVENT = ProtocolErrorKind.NOT_AN_EVENT
+_NOT_A_BUDGET = ProtocolErrorKind.NOT_A_BUDGET
+_NOT_A_LANE = ProtocolErrorKind.NOT_A_LANE
+_UNHASHABLE_REQUEST = ProtocolErrorKind.UNHASHABLE_REQUEST
+_NOT_A_FLAG = ProtocolErrorKind.NOT_A_FLAG
+_NOT_A_SET = ProtocolErrorKind.NOT_A_SET
 
 _DIRECT_ADMISSION = (Branch.DIRECT_ADMISSION,)
 _CLASSIC_FALLBACK = (Branch.CLASSIC_FALLBACK,)
@@ -355,26 +450,52 @@ def apply_event(state: RotationState, event: Event) -> Result[Step, ProtocolErro
     (['DIRECT_ADMISSION'], 'ADMISSION_SLICE0')
     >>> apply_event(state, RoundResult(finished=True)).failure().kind.name
     'NO_ACTION_IN_FLIGHT'
+
+    Values of the wrong type are refused here, at once (see the module's theory
+    of operation), never later in an unrelated event:
+
+    >>> apply_event(state, Arrival("A", Lane.NORMAL, budget=float("nan"))).failure().kind.name
+    'NOT_A_BUDGET'
+    >>> apply_event(state, "tick").failure().kind.name
+    'NOT_AN_EVENT'
     """
-    match event:  # the most frequent events first
+    # Typed object here: the annotations say what is right, not what a host may pass.
+    given: object = state
+    happened: object = event
+    if not isinstance(given, RotationState):
+        return _refuse(_NOT_A_STATE, event)
+    match happened:  # the most frequent events first
         case Tick():
-            return _tick(state, event)
+            return _tick(state, happened)
         case RoundResult():
-            return _round_result(state, event)
+            return _round_result(state, happened)
         case Arrival():
-            return _arrive(state, event)
+            return _arrive(state, happened)
         case Cancel():
-            return _cancel(state, event)
+            return _cancel(state, happened)
+        case _:
+            return _refuse(_NOT_AN_EVENT, event)
 
 
-def _refuse(kind: ProtocolErrorKind, event: Event) -> Result[Step, ProtocolError]:
-    return Failure(_error(kind, event))
+def _refuse(kind: ProtocolErrorKind, event: object) -> Result[Step, ProtocolError]:
+    return Failure(_error(kind, cast(Event, event)))
 
 
 def _arrive(state: RotationState, event: Arrival) -> Result[Step, ProtocolError]:
+    budget: object = event.budget
+    if type(budget) is not int and not is_whole(budget):
+        return _refuse(_NOT_A_BUDGET, event)
     if event.budget < 0:
         return _refuse(_NEGATIVE_BUDGET, event)
+    lane: object = event.lane
+    if type(lane) is not Lane:
+        return _refuse(_NOT_A_LANE, event)
+    may_wait: object = event.may_wait
+    if may_wait is not True and may_wait is not False:
+        return _refuse(_NOT_A_FLAG, event)
     request = event.request
+    if type(request) is not str and type(request) is not int and not is_request_id(request):
+        return _refuse(_UNHASHABLE_REQUEST, event)
     active = state.active
     backlog = state.backlog
     entries = backlog.entries
@@ -395,7 +516,7 @@ def _arrive(state: RotationState, event: Arrival) -> Result[Step, ProtocolError]
     # A free slot whose tick was spent by an instant finish contends with nobody:
     # the request waits one tick for it, whatever the budget.
     deferred = active is None and not entries
-    if event.may_wait and (deferred or backlog_admits(len(entries), event.budget)):
+    if event.may_wait and (deferred or _admits(len(entries), event.budget)):
         waiter = _entry(request, event.lane, _WAITER, 0, False)
         waiting = _backlog(entries.append(waiter))  # a new entry: no skip count to reset
         return _success(
@@ -410,6 +531,8 @@ def _arrive(state: RotationState, event: Arrival) -> Result[Step, ProtocolError]
 
 def _cancel(state: RotationState, event: Cancel) -> Result[Step, ProtocolError]:
     request = event.request
+    if type(request) is not str and type(request) is not int and not is_request_id(request):
+        return _refuse(_UNHASHABLE_REQUEST, event)
     active = state.active
     if active is not None and active.request == request:
         if active.cancelled:  # cancelled twice: nothing changes
@@ -441,8 +564,17 @@ def _cancel(state: RotationState, event: Cancel) -> Result[Step, ProtocolError]:
 
 
 def _tick(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
+    budget: object = event.budget
+    if type(budget) is not int and not is_whole(budget):
+        return _refuse(_NOT_A_BUDGET, event)
     if event.budget < 0:
         return _refuse(_NEGATIVE_BUDGET, event)
+    classic_work: object = event.classic_work
+    if classic_work is not True and classic_work is not False:
+        return _refuse(_NOT_A_FLAG, event)
+    declined: object = event.declined
+    if type(declined) is not frozenset and not isinstance(declined, AbstractSet):
+        return _refuse(_NOT_A_SET, event)
     active = state.active
     if active is not None and active.in_flight is not None:
         return _refuse(_RESULT_PENDING, event)
@@ -455,7 +587,7 @@ def _tick(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
             )
         )
     if active is not None:
-        if slice_takes_tick(state.yielded, event.classic_work):
+        if _takes_tick(state.yielded, event.classic_work):
             if active.cancelled:
                 return _success(_finish_cancelled(state.backlog, state.skip_cap, active, (), ()))
             # The holder's round (the budget stays the one cached at the grant's start).
@@ -467,7 +599,7 @@ def _tick(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
                     _outcome(_ROUND_BRANCHES, _SPECULATIVE, _action(request, _ROUND), (), ()),
                 )
             )
-    elif state.backlog.entries and slice_takes_tick(state.yielded, event.classic_work):
+    elif state.backlog.entries and _takes_tick(state.yielded, event.classic_work):
         return _success(_promote(state, event))
     # No speculative model action this tick.
     if not event.classic_work:
@@ -543,6 +675,9 @@ def _finish_cancelled(
 
 
 def _round_result(state: RotationState, event: RoundResult) -> Result[Step, ProtocolError]:
+    finished: object = event.finished
+    if finished is not True and finished is not False:
+        return _refuse(_NOT_A_FLAG, event)
     job = state.active
     if job is None or job.in_flight is None:
         return _refuse(_NO_ACTION_IN_FLIGHT, event)
@@ -561,7 +696,7 @@ def _round_result(state: RotationState, event: RoundResult) -> Result[Step, Prot
         )
     entries = backlog.entries
     checked = job.in_flight is not _ADMISSION_SLICE0
-    if checked and slice_grant_expired(slices, job.budget, bool(entries)):
+    if checked and _expired(slices, job.budget, bool(entries)):
         parked = _backlog(entries.append(_entry(job.request, job.lane, _PARKED, 0, job.cancelled)))
         park = _outcome(_EXPIRY_PARK, None, None, (), (_grant_end(job.request, slices, True),))
         return _success(

@@ -13,6 +13,7 @@ from policy.waiting.document import (
 from policy.waiting.errors import PolicyError
 from policy.waiting.evaluate import Scope, divide, evaluate, is_true, key_list_order, order_key
 from policy.waiting.expr import (
+    MAX_NODES,
     Attr,
     Binary,
     Bool,
@@ -22,11 +23,12 @@ from policy.waiting.expr import (
     Const,
     Expr,
     Num,
+    TreeTooLarge,
     Unary,
     Var,
 )
 from policy.waiting.parse import MAX_DEPTH, is_stage_name, nesting, parse_expression, unparse
-from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority
+from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority, vllm_priority
 from policy.waiting.queue import (
     AttributeView,
     QueueError,
@@ -34,7 +36,7 @@ from policy.waiting.queue import (
     WaitingQueue,
     keys_at_enqueue,
 )
-from policy.waiting.queue_policy import QueuePolicy, Timing, Visibility, make_policy
+from policy.waiting.queue_policy import MAX_NAMES, QueuePolicy, Timing, Visibility, make_policy
 from policy.waiting.select import (
     AdmissionOutcome,
     Admitted,
@@ -55,6 +57,8 @@ from policy.waiting.tree_json import expr_from_json, expr_to_json
 __all__ = [
     "FORMAT",
     "MAX_DEPTH",
+    "MAX_NAMES",
+    "MAX_NODES",
     "VERSION",
     "AdmissionOutcome",
     "Admitted",
@@ -79,6 +83,7 @@ __all__ = [
     "Scope",
     "Selection",
     "Timing",
+    "TreeTooLarge",
     "Unary",
     "Var",
     "Visibility",
@@ -110,4 +115,5 @@ __all__ = [
     "select_waiting",
     "static_priority",
     "unparse",
+    "vllm_priority",
 ]

@@ -17,17 +17,17 @@ out means FIFO; an empty list is refused. Keys are text or JSON trees
 from __future__ import annotations
 
 import json
-import math
-import re
+from collections.abc import Collection
 from typing import Final
 
 from returns.result import Failure, Result, Success
 
+from policy.json_text import read_json
 from policy.waiting.errors import PolicyError
 from policy.waiting.expr import Expr
 from policy.waiting.numbers import name_shown, shown
 from policy.waiting.parse import unparse
-from policy.waiting.queue_policy import QueuePolicy, make_policy
+from policy.waiting.queue_policy import QueuePolicy, build_policy, read_key
 from policy.waiting.tree_json import JsonValue, expr_from_json
 
 FORMAT: Final = "serving-policy-kernel/queue-policy"
@@ -44,8 +44,8 @@ def _read_object(
     return Success(value)
 
 
-def _read_keys(doc: dict[str, JsonValue]) -> Result[list[Expr | str] | None, PolicyError]:
-    """The keys for :func:`make_policy`: JSON trees read into nodes, text left to it."""
+def _read_keys(doc: dict[str, JsonValue]) -> Result[list[JsonValue] | None, PolicyError]:
+    """The keys as given, for :func:`_read_key` to read one by one (None: FIFO)."""
     if "keys" not in doc:
         return Success(None)
     raw = doc["keys"]
@@ -53,28 +53,32 @@ def _read_keys(doc: dict[str, JsonValue]) -> Result[list[Expr | str] | None, Pol
         return Failure(
             PolicyError("keys", "must be a list of keys (text or trees); leave it out for FIFO")
         )
-    keys: list[Expr | str] = []
-    for index, key in enumerate(raw):
-        path = f"keys[{index}]"
-        if isinstance(key, str):
-            keys.append(key)
-        elif isinstance(key, dict):
-            tree = expr_from_json(key, path)
-            if isinstance(tree, Failure):
-                return Failure(tree.failure())
-            keys.append(tree.unwrap())
-        else:
-            return Failure(
-                PolicyError(path, f"a key must be expression text or a JSON tree, not {shown(key)}")
-            )
-    return Success(keys)
+    return Success(raw)
+
+
+def _read_key(index: int, key: object, constants: Collection[str]) -> Result[Expr, PolicyError]:
+    """A document's key: text, read as ``make_policy`` reads it, or a JSON tree.
+
+    :func:`~policy.waiting.queue_policy.build_policy` reads the keys one by one,
+    so the limit on the keys' nodes together stops the reading of trees at the
+    first key beyond it (a tree's own count comes first, in linear time)."""
+    if isinstance(key, str):
+        return read_key(index, key, constants)
+    path = f"keys[{index}]"
+    if isinstance(key, dict):
+        return expr_from_json(key, path)
+    return Failure(
+        PolicyError(path, f"a key must be expression text or a JSON tree, not {shown(key)}")
+    )
 
 
 def load_policy(doc: JsonValue) -> Result[QueuePolicy, PolicyError]:
     """A queue policy from its already-parsed JSON document, or why it is refused.
 
     The document's own rules (an object, its version, fields and format) are
-    checked here; :func:`make_policy` applies every rule of the policy itself.
+    checked here; :func:`~policy.waiting.queue_policy.build_policy` (the body of
+    :func:`~policy.waiting.queue_policy.make_policy`) applies every rule of the
+    policy itself, sizes included.
 
     >>> load_policy({"keys": ["serial"]}).unwrap().keys
     (Var(name='serial'),)
@@ -105,11 +109,12 @@ def load_policy(doc: JsonValue) -> Result[QueuePolicy, PolicyError]:
     return _read_object(doc, "let").bind(
         lambda constants: _read_object(doc, "attributes").bind(
             lambda attributes: _read_keys(doc).bind(
-                lambda keys: make_policy(
+                lambda keys: build_policy(
                     keys,
-                    constants=constants,
-                    attributes=attributes,
-                    timing=doc.get("timing", "selection"),
+                    constants,
+                    attributes,
+                    doc.get("timing", "selection"),  # build_policy checks each value
+                    _read_key,
                 )
             )
         )
@@ -119,72 +124,43 @@ def load_policy(doc: JsonValue) -> Result[QueuePolicy, PolicyError]:
 def load_policy_text(text: str) -> Result[QueuePolicy, PolicyError]:
     """A queue policy from JSON text.
 
+    The text is read by :func:`policy.json_text.read_json`, the one JSON reader
+    (the scenario loader's too): a key given twice in one object, ``NaN`` or
+    ``Infinity``, a number beyond the float range and nesting deeper than 256 are
+    refused with their JSON path, line and column. Like every function here that
+    returns a ``Result``, it never raises: ``text`` that is not a ``str`` is a
+    ``Failure`` too (bytes are decoded by whoever read them).
+
     >>> str(load_policy_text('{"keys": ["1 +"]}').failure())
     "keys[0]: line 1, column 4: expected an operand (number, name or '('), found end of text"
-    >>> str(load_policy_text('{"version": 1' + '0' * 5000 + '}').failure())
-    'line 1, column 13: integer of 5001 digits is out of range: numbers must be finite floats'
+    >>> str(load_policy_text('{"keys": ["serial"], "keys": []}').failure())
+    'keys: line 1, column 22: duplicate key "keys" (each key may appear once in an object)'
+    >>> str(load_policy_text(None).failure())
+    'policy text must be a str, not None'
     """
-    try:
-        doc = json.loads(text, parse_int=_json_integer)
-    except json.JSONDecodeError as error:
-        return Failure(PolicyError("", f"not JSON: {error.msg}", error.lineno, error.colno))
-    except RecursionError:
-        return Failure(PolicyError("", "not JSON this library can read: nested too deeply"))
-    except _OutOfRange as refused:
-        line, column = _where_integer(text, refused.text)
-        return Failure(
-            PolicyError(
-                "",
-                f"integer of {refused.digits} digits is out of range:"
-                " numbers must be finite floats",
-                line,
-                column,
-            )
-        )
-    return load_policy(doc)
-
-
-class _OutOfRange(Exception):
-    """Internal: an integer literal beyond the float range (Python could not even
-    convert one of more than 4300 digits); it never escapes :func:`load_policy_text`."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__("integer out of range")
-        self.text = text
-        self.digits = len(text.lstrip("-"))
-
-
-def _json_integer(text: str) -> int:
-    # float() reads any number of digits; an integer beyond the float range is refused
-    # here, before int() could raise for more than 4300 digits.
-    if not math.isfinite(float(text)):
-        raise _OutOfRange(text)
-    return int(text)
-
-
-_JSON_NUMBER_OR_STRING: Final = re.compile(
-    r'"(?:[^"\\]|\\.)*"|(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?'
-)
-
-
-def _where_integer(text: str, literal: str) -> tuple[int | None, int | None]:
-    """Line and column of the first integer literal ``literal`` outside JSON strings."""
-    for match in _JSON_NUMBER_OR_STRING.finditer(text):
-        if match.group(1) == literal and not match.group(2) and not match.group(3):
-            at = match.start()
-            line = text.count("\n", 0, at) + 1
-            return line, at - (text.rfind("\n", 0, at) + 1) + 1
-    return None, None
+    given: object = text  # typed str, yet any object may come (a Result never raises)
+    if not isinstance(given, str):
+        return Failure(PolicyError("", f"policy text must be a str, not {shown(given)}"))
+    read = read_json(given)
+    if isinstance(read, Failure):
+        refused = read.failure()
+        return Failure(PolicyError(refused.path, refused.message, refused.line, refused.column))
+    return load_policy(read.unwrap())
 
 
 def dump_policy(policy: QueuePolicy) -> dict[str, JsonValue]:
     """The JSON document of ``policy`` (keys as text); loading it gives ``policy`` back.
 
+    >>> from policy.waiting.queue_policy import make_policy
     >>> dump_policy(make_policy(["-prompt"], attributes=["prompt"]).unwrap())
     ... # doctest: +NORMALIZE_WHITESPACE
     {'format': 'serving-policy-kernel/queue-policy', 'version': 1, 'let': {},
      'attributes': {'prompt': 'visible'}, 'keys': ['-prompt'], 'timing': 'selection'}
+
+    ``policy`` must be a :class:`QueuePolicy` (a ``TypeError`` otherwise).
     """
+    if not isinstance(policy, QueuePolicy):
+        raise TypeError(f"dump_policy writes a QueuePolicy, not {type(policy).__name__}")
     doc: dict[str, JsonValue] = {
         "format": FORMAT,
         "version": VERSION,
@@ -198,9 +174,11 @@ def dump_policy(policy: QueuePolicy) -> dict[str, JsonValue]:
 
 
 def dump_policy_text(policy: QueuePolicy) -> str:
-    """:func:`dump_policy` as JSON text.
+    """:func:`dump_policy` as JSON text (never a token that is not JSON: a policy
+    built by hand with a constant that is not finite is a ``ValueError``).
 
+    >>> from policy.waiting.queue_policy import make_policy
     >>> load_policy_text(dump_policy_text(make_policy(None).unwrap())).unwrap().is_fifo
     True
     """
-    return json.dumps(dump_policy(policy), indent=2)
+    return json.dumps(dump_policy(policy), indent=2, allow_nan=False)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from policy.text import printable
+
 
 @dataclass(frozen=True, slots=True)
 class PolicyError:
@@ -12,11 +14,14 @@ class PolicyError:
     ``path`` is a JSON path into the document (``""`` for the whole document or
     for bare expression text), ``message`` says what is wrong in one line, and
     ``line``/``column`` (1-based) point into key text when the text is malformed.
+    Its ``str`` is always one printable line (:func:`~policy.text.printable`).
 
     >>> str(PolicyError("keys[0]", "unknown name 'x'"))
     "keys[0]: unknown name 'x'"
     >>> str(PolicyError("", "expected an operand", 1, 4))
     'line 1, column 4: expected an operand'
+    >>> str(PolicyError("let.a\\nb", "bad"))
+    'let.a\\\\nb: bad'
     """
 
     path: str
@@ -28,7 +33,7 @@ class PolicyError:
         where = [self.path] if self.path else []
         if self.line is not None and self.column is not None:
             where.append(f"line {self.line}, column {self.column}")
-        return ": ".join([*where, self.message])
+        return printable(": ".join([*where, self.message]))
 
     def at(self, path: str) -> PolicyError:
         """The same error, placed under ``path`` (for errors found inside a document).

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, cast
 
+from policy.records import slot_setters, wrong_field
+from policy.text import record_repr
 from policy.waiting.expr import (
     Attr,
     Binary,
@@ -43,7 +45,18 @@ NAN: Final = math.nan
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """Everything a key may read while it is evaluated for one entry."""
+    """Everything a key may read while it is evaluated for one entry.
+
+    ``attributes``, ``budget_left`` and ``constants`` must be mappings (a
+    ``TypeError`` when the scope is built): evaluation looks names up in them.
+    Any value in them, and ``serial``, ``now`` and ``waited``, may be anything:
+    what is not a number reads as NaN (see :func:`evaluate`).
+
+    >>> Scope([1], 0, 0.0, 0.0, {}, {})
+    Traceback (most recent call last):
+    ...
+    TypeError: Scope.attributes must be a mapping of names to values, not list
+    """
 
     attributes: Mapping[str, float | bool]
     serial: int
@@ -51,6 +64,39 @@ class Scope:
     waited: float
     budget_left: Mapping[str, float]
     constants: Mapping[str, float]
+
+    __repr__ = record_repr  # a serial or a value of any size or text
+
+    def __post_init__(self) -> None:
+        for name in ("attributes", "budget_left", "constants"):
+            given = getattr(self, name)
+            if not isinstance(given, Mapping):
+                raise wrong_field("Scope", name, "a mapping of names to values", given)
+
+
+_set_attributes, _set_serial, _set_now, _set_waited, _set_budget_left, _set_constants = (
+    slot_setters(Scope, ("attributes", "serial", "now", "waited", "budget_left", "constants"))
+)
+
+
+def scope_of(  # noqa: PLR0917 - every field, positionally, as Scope(...) takes them
+    attributes: Mapping[str, float | bool],
+    serial: int,
+    now: float,
+    waited: float,
+    budget_left: Mapping[str, float],
+    constants: Mapping[str, float],
+) -> Scope:
+    """``Scope(...)`` for the library's own mappings, which need no check: the plain
+    definition builds one per entry per selection (policy.records explains the builder)."""
+    scope: Scope = object.__new__(Scope)
+    _set_attributes(scope, attributes)
+    _set_serial(scope, serial)
+    _set_now(scope, now)
+    _set_waited(scope, waited)
+    _set_budget_left(scope, budget_left)
+    _set_constants(scope, constants)
+    return scope
 
 
 def divide(numerator: float, denominator: float) -> float:
@@ -171,12 +217,13 @@ def _arithmetic(op: str, a: float, b: float) -> float:
 
 
 def evaluate(expr: Expr, scope: Scope) -> float:
-    """The value of ``expr`` in ``scope``; never raises.
+    """The value of ``expr`` in ``scope``; never raises for any :class:`Scope`.
 
     Every number read from the scope goes through
     :func:`~policy.waiting.numbers.as_float` (an integer beyond the float range
     is ±infinity). The tree is walked with an explicit stack, so a chain of any
-    length evaluates without recursion.
+    length evaluates without recursion. ``scope`` must be a :class:`Scope` (a
+    ``TypeError`` otherwise, at once); ``expr`` that is not a node is unknown, NaN.
 
     >>> scope = Scope({"prompt": 256}, 1, now=5.0, waited=5.0, budget_left={}, constants={})
     >>> evaluate(Binary("&&", Binary(">", Attr("prompt"), Num(128)), Var("waited")), scope)
@@ -184,6 +231,8 @@ def evaluate(expr: Expr, scope: Scope) -> float:
     >>> evaluate(BudgetLeft("engine"), scope)
     nan
     """
+    if type(scope) is not Scope and not isinstance(scope, Scope):
+        raise TypeError(f"evaluate reads names from a Scope, not {type(scope).__name__}")
     values: list[float] = []
     pending: list[_Step] = [expr]
     push, pop, put = pending.append, pending.pop, values.append

@@ -10,6 +10,16 @@ Equality, hashing and ``repr`` of the operator nodes walk the tree with an
 explicit stack, not by recursion: a chain of thousands of terms
 (``a + a + ... + a``) is as deep as it is long, and must not reach Python's
 recursion limit.
+
+Size is bounded where trees are built: every node knows its :attr:`size`, the
+number of nodes of the tree it spells, and no node of more than
+:data:`MAX_NODES` can be built (:class:`TreeTooLarge`). Python objects can share
+a sub-tree (``x = a + a; y = x + x; ...``, or a YAML loader's anchors in a JSON
+tree), so a tree's size can be exponential in the number of objects behind it,
+and everything that walks it (evaluation, compiling, printing, equality) would
+take that long: 30 shared levels would be 2**31 nodes. Counting as the
+constructor does (each node adds its children's sizes, already known) costs one
+addition per child, so the limit itself is checked in linear time.
 """
 
 from __future__ import annotations
@@ -17,8 +27,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias, final
+from dataclasses import dataclass, field
+from typing import ClassVar, Final, Literal, TypeAlias, final
 
 from policy.waiting.numbers import as_float, shown
 
@@ -43,6 +53,30 @@ BINARY_OPERATORS: Final[frozenset[str]] = frozenset(
 )
 
 
+#: Most nodes a key may have, counted in the tree it spells: a sub-tree used twice
+#: counts twice, since evaluation walks it twice. Text of up to about 10,000 terms
+#: (``a + a + ...``) fits. The keys of one policy together have at most as many,
+#: counted the same way (:func:`~policy.waiting.queue_policy.make_policy`).
+MAX_NODES: Final = 20_000
+
+TOO_LARGE: Final = (
+    f"expression of more than {MAX_NODES} nodes"
+    " (a sub-tree used more than once counts each time it is used)"
+)
+
+
+class TreeTooLarge(ValueError):
+    """Building an operator node whose tree would have more than :data:`MAX_NODES` nodes.
+
+    >>> tree = Attr("a")
+    >>> for _ in range(30):  # doubling a shared sub-tree: refused at 2**15 - 1 nodes
+    ...     tree = Binary("+", tree, tree)
+    Traceback (most recent call last):
+    ...
+    policy.waiting.expr.TreeTooLarge: expression of more than 20000 nodes (a sub-tree used ...
+    """
+
+
 def is_name(text: str) -> bool:
     """Whether ``text`` can name an attribute, a constant or a stage.
 
@@ -59,10 +93,17 @@ def _require_name(kind: str, name: str) -> None:
         raise ValueError(f"{kind} {shown(name)} is not a usable name")
 
 
-def _require_nodes(owner: str, nodes: tuple[object, ...]) -> None:
-    for node in nodes:
-        if not isinstance(node, _NODE_TYPES):
-            raise TypeError(f"{owner} needs expression nodes, not {shown(node)}")
+def _require_nodes(owner: str, node: object, nodes: tuple[object, ...]) -> None:
+    """Refuse children that are not nodes; record ``node``'s size, refusing a tree
+    of more than :data:`MAX_NODES` nodes (the children's sizes are already known)."""
+    size = 1
+    for child in nodes:
+        if not isinstance(child, _NODE_TYPES):
+            raise TypeError(f"{owner} needs expression nodes, not {shown(child)}")
+        size += child.size
+    if size > MAX_NODES:
+        raise TreeTooLarge(TOO_LARGE)
+    object.__setattr__(node, "size", size)
 
 
 @final
@@ -79,6 +120,8 @@ class Num:
     """
 
     value: float
+    #: Nodes in the tree: a leaf is one.
+    size: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
         if isinstance(self.value, bool) or not isinstance(self.value, int | float):
@@ -104,6 +147,7 @@ class Bool:
     """``true`` or ``false``: 1 or 0 when evaluated."""
 
     value: bool
+    size: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.value, bool):
@@ -116,6 +160,7 @@ class Attr:
     """A request attribute, read from the entry."""
 
     name: str
+    size: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
         _require_name("attribute", self.name)
@@ -127,6 +172,7 @@ class Const:
     """A constant declared by the policy (``let``)."""
 
     name: str
+    size: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
         _require_name("constant", self.name)
@@ -138,6 +184,7 @@ class Var:
     """A context variable: ``serial``, ``now`` or ``waited``."""
 
     name: ContextVariable
+    size: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
         if self.name not in CONTEXT_VARIABLES:
@@ -150,6 +197,7 @@ class BudgetLeft:
     """``budget_left(stage)``: tokens still free in the stage's current iteration."""
 
     stage: str
+    size: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
         _require_name("stage", self.stage)
@@ -177,11 +225,13 @@ class Unary(_Operator):
 
     op: UnaryOperator
     operand: Expr
+    #: Nodes in the tree this node spells (see :data:`MAX_NODES`).
+    size: int = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.op not in UNARY_OPERATORS:
             raise ValueError(f"{shown(self.op)} is not a unary operator")
-        _require_nodes(f"unary {self.op}", (self.operand,))
+        _require_nodes(f"unary {self.op}", self, (self.operand,))
 
 
 @final
@@ -192,11 +242,12 @@ class Binary(_Operator):
     op: BinaryOperator
     left: Expr
     right: Expr
+    size: int = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.op not in BINARY_OPERATORS:
             raise ValueError(f"{shown(self.op)} is not a binary operator")
-        _require_nodes(f"operator {self.op}", (self.left, self.right))
+        _require_nodes(f"operator {self.op}", self, (self.left, self.right))
 
 
 @final
@@ -207,9 +258,10 @@ class Cond(_Operator):
     test: Expr
     then: Expr
     otherwise: Expr
+    size: int = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        _require_nodes("a conditional", (self.test, self.then, self.otherwise))
+        _require_nodes("a conditional", self, (self.test, self.then, self.otherwise))
 
 
 @final
@@ -219,6 +271,7 @@ class Call(_Operator):
 
     function: Extremum
     args: tuple[Expr, ...]
+    size: int = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.function not in ("min", "max"):
@@ -229,7 +282,7 @@ class Call(_Operator):
         object.__setattr__(self, "args", tuple(given))
         if not self.args:
             raise ValueError(f"{self.function} needs at least one argument")
-        _require_nodes(self.function, self.args)
+        _require_nodes(self.function, self, self.args)
 
 
 Expr: TypeAlias = Num | Bool | Attr | Const | Var | BudgetLeft | Unary | Binary | Cond | Call
@@ -244,6 +297,18 @@ def is_expr(value: object) -> bool:
     (True, False, False)
     """
     return isinstance(value, _NODE_TYPES)
+
+
+def require_expr(function: str, value: object) -> None:
+    """The ``TypeError`` of a function of trees given something that is not a node.
+
+    >>> require_expr("unparse", "a")
+    Traceback (most recent call last):
+    ...
+    TypeError: unparse takes an expression node (Expr), not str
+    """
+    if not isinstance(value, _NODE_TYPES):
+        raise TypeError(f"{function} takes an expression node (Expr), not {type(value).__name__}")
 
 
 def children(expr: Expr) -> tuple[Expr, ...]:

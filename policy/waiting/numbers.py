@@ -11,13 +11,17 @@ are unbounded, floats are not, so every number is converted once, by one rule:
   accepted, booleans are not numbers there.
 
 Messages quote offending values with :func:`shown`, which never raises and stays
-short (``repr`` of an integer of more than 4300 digits raises ``ValueError``).
+short (``repr`` of an integer of more than 4300 digits raises ``ValueError``),
+and names with :func:`name_shown`; both are one printable line
+(:func:`policy.text.printable`).
 """
 
 from __future__ import annotations
 
 import math
 from typing import Final
+
+from policy.text import printable, represent
 
 #: Longest text :func:`shown` returns.
 SHOWN_LIMIT: Final = 60
@@ -97,10 +101,7 @@ def _shown(value: object, room: int) -> str:
             return "{...}"
         pairs = [f"{_shown(k, 0)}: {_shown(v, room - 1)}" for k, v in list(value.items())[:4]]
         return "{" + ", ".join(pairs + (["..."] if len(value) > 4 else [])) + "}"
-    try:
-        return repr(value)
-    except Exception:  # any repr may fail: the message must not
-        return f"<{type(value).__name__}>"
+    return represent(value)  # any repr may fail or span lines: the message must not
 
 
 def shown(value: object) -> str:
@@ -116,11 +117,15 @@ def shown(value: object) -> str:
 
 
 def name_shown(name: object) -> str:
-    """A name as it appears in a JSON path: short text as is, anything else :func:`shown`.
+    """A name as it appears in a JSON path: short printable text as is, other
+    characters escaped (:func:`~policy.text.printable`), anything else :func:`shown`.
 
     >>> name_shown("short_tokens"), name_shown(10**400), len(name_shown("n" * 100))
     ('short_tokens', 'a 401-digit integer', 60)
+    >>> name_shown("a\\nb\\ud800")
+    'a\\\\nb\\\\ud800'
     """
     if isinstance(name, str):
-        return name if len(name) <= SHOWN_LIMIT else name[: SHOWN_LIMIT - 3] + "..."
+        text = printable(name[: SHOWN_LIMIT + 1])  # escapes only lengthen: this is enough
+        return text if len(text) <= SHOWN_LIMIT else text[: SHOWN_LIMIT - 3] + "..."
     return shown(name)

@@ -17,7 +17,8 @@ them with ``let`` (passed as ``constants``), attributes otherwise.
 
 Nesting is bounded (:data:`MAX_DEPTH`, measured by :func:`nesting`): the parser
 is recursive, and every policy must print as text that reads back. Chains are
-read in loops and do not nest, so ``a + a + ... + a`` may have any length.
+read in loops and do not nest, so ``a + a + ... + a`` may be as long as the
+size limit allows (:data:`~policy.waiting.expr.MAX_NODES` nodes, about 10,000 terms).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from returns.result import Failure, Result, Success
 
 from policy.waiting.errors import PolicyError, Refused
 from policy.waiting.expr import (
+    TOO_LARGE,
     Attr,
     Binary,
     BinaryOperator,
@@ -42,11 +44,14 @@ from policy.waiting.expr import (
     Const,
     Expr,
     Num,
+    TreeTooLarge,
     Unary,
     Var,
     children,
     is_name,
+    require_expr,
 )
+from policy.waiting.numbers import shown
 
 #: Deepest nesting the parser reads (and the loader accepts), see :func:`nesting`:
 #: keeps the recursive parser far from Python's recursion limit. Everything else
@@ -334,6 +339,7 @@ def nesting(expr: Expr) -> int:
     >>> nesting(parse_expression("-(a + min(b, (c)))").unwrap())
     4
     """
+    require_expr("nesting", expr)
     return max(level for _, level in _levels(expr))
 
 
@@ -344,6 +350,7 @@ def too_deep(expr: Expr) -> Expr | None:
     >>> too_deep(tree) is None, too_deep(Unary("!", tree))
     (True, Attr(name='x'))
     """
+    require_expr("too_deep", expr)
     return next((node for node, level in _levels(expr) if level > MAX_DEPTH), None)
 
 
@@ -358,11 +365,34 @@ def parse_expression(
          then=Num(value=1.0), otherwise=Num(value=2.0))
     >>> str(parse_expression("1 +").failure())
     "line 1, column 4: expected an operand (number, name or '('), found end of text"
+
+    Like every function here that returns a ``Result``, it never raises: text
+    that is not a ``str``, or ``constants`` that is not a collection of names, is
+    a ``Failure`` too. A key of more than :data:`~policy.waiting.expr.MAX_NODES`
+    nodes is refused at the token where the parser has read too many:
+
+    >>> str(parse_expression(" + ".join(["a"] * 12000)).failure())[:60]
+    'line 1, column 40003: expression of more than 20000 nodes (a'
     """
+    given: object = text  # typed str, yet any object may come (a Result never raises)
+    if not isinstance(given, str):
+        return Failure(PolicyError("", f"key text must be a str, not {shown(given)}"))
+    names: object = constants
+    if isinstance(names, str | bytes) or not isinstance(names, Collection):
+        return Failure(
+            PolicyError("", f"constants must be a collection of names, not {shown(constants)}")
+        )
     try:
-        return Success(_Parser(text, constants).whole())
+        parser = _Parser(text, constants)
     except Refused as refused:
         return Failure(refused.error)
+    try:
+        return Success(parser.whole())
+    except Refused as refused:
+        return Failure(refused.error)
+    except TreeTooLarge:
+        where = parser.peek()  # the token after the operand that made the tree too large
+        return Failure(PolicyError("", TOO_LARGE, where.line, where.column))
 
 
 def _number_text(value: float) -> str:
@@ -396,6 +426,7 @@ def unparse(expr: Expr) -> str:
     >>> unparse(Cond(Var("now"), Num(-0.0), Cond(Bool(True), Num(0.5), Num(1e20))))
     'now ? -0 : true ? 0.5 : 1e+20'
     """
+    require_expr("unparse", expr)
     out: list[str] = []
     pending: list[Expr | str] = [expr]
     while pending:

@@ -51,9 +51,10 @@ def fifo() -> QueuePolicy:
 
 
 def static_priority(attribute: str = "priority") -> QueuePolicy:
-    """Lower ``attribute`` first, ties by arrival (what vLLM's priority queue does).
+    """Lower ``attribute`` first, ties in queue order.
 
-    The key is static, so it is computed once at enqueue.
+    The key is static, so it is computed once at enqueue. This is not vLLM's
+    priority order, which breaks ties by ``arrival_time``: see :func:`vllm_priority`.
 
     >>> from policy.waiting.parse import unparse
     >>> [unparse(key) for key in static_priority("rank").keys]
@@ -73,6 +74,23 @@ def static_priority(attribute: str = "priority") -> QueuePolicy:
         )
         raise ValueError(f"attribute must be {why}, not {shown(attribute)}")
     return _built(make_policy([attribute], attributes=[attribute], timing="enqueue"))
+
+
+def vllm_priority() -> QueuePolicy:
+    """vLLM's priority order: lower ``priority`` first, then earlier ``arrival_time``,
+    then queue order (vLLM compares request ids there; docs/adapters.md says why not).
+
+    Both keys are static, so they are computed once at enqueue.
+
+    >>> from policy.waiting.parse import unparse
+    >>> [unparse(key) for key in vllm_priority().keys], vllm_priority().path
+    (['priority', 'arrival_time'], 'static')
+    """
+    return _built(
+        make_policy(
+            ["priority", "arrival_time"], attributes=["priority", "arrival_time"], timing="enqueue"
+        )
+    )
 
 
 def ascend_fcfs_lanes(short_tokens: float = 128, max_wait: float = 0.003) -> QueuePolicy:

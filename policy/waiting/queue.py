@@ -42,10 +42,11 @@ from pyrsistent import pmap
 from returns.maybe import Maybe, Nothing, Some
 from returns.result import Failure, Result, Success
 
-from policy.identity import RequestId
-from policy.records import slot_setters
+from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
+from policy.records import slot_setters, wrong_field
+from policy.text import printable, record_repr, represent
 from policy.waiting.compiled import sort_key
-from policy.waiting.evaluate import Scope, evaluate
+from policy.waiting.evaluate import evaluate, scope_of
 from policy.waiting.numbers import as_float, is_number, shown
 from policy.waiting.ordered import OrderedMap
 from policy.waiting.queue_policy import QueuePolicy
@@ -108,7 +109,7 @@ class AttributeView(Mapping[str, AttributeValue]):
         return hash(frozenset(self.items()))
 
     def __repr__(self) -> str:
-        return repr(dict(self))
+        return represent(dict(self))  # values of any size (an entry built by hand keeps ints)
 
 
 @dataclass(frozen=True, slots=True, init=False, eq=False)
@@ -122,6 +123,12 @@ class WaitingEntry:
     compactly (``values`` those the queue policy's keys read, in its order;
     ``extras`` any others); read them as :attr:`attributes`. ``ticket`` orders
     the entry in its queue (not part of equality).
+
+    The constructor checks each argument's type (a ``TypeError``): an identity
+    that is hashable and equal to itself (:func:`~policy.identity.is_request_id`),
+    attributes mapping names (``str``) to numbers or booleans, numbers for
+    ``serial`` and ``enqueued_at``, a bool ``resumed`` and None or a tuple of
+    numbers for ``enqueue_keys``. Values are kept as given.
 
     >>> entry = WaitingEntry("a", {"prompt": 2.0}, 0, enqueued_at=1.0)
     >>> entry.attributes["prompt"], entry == WaitingEntry("a", {"prompt": 2.0}, 0, 1.0)
@@ -147,6 +154,7 @@ class WaitingEntry:
         resumed: bool = False,
         enqueue_keys: tuple[float, ...] | None = None,
     ) -> None:
+        _check_entry(identity, attributes, serial, enqueued_at, resumed, enqueue_keys)
         names = tuple(attributes)
         _made_entry(
             self,
@@ -185,10 +193,44 @@ class WaitingEntry:
         return hash((self.identity, self.serial, self.enqueued_at, self.resumed))
 
     def __repr__(self) -> str:
+        # represent: values of any size or text (repr(10**5000) raises)
         return (
-            f"WaitingEntry(identity={self.identity!r}, attributes={self.attributes!r},"
-            f" serial={self.serial!r}, enqueued_at={self.enqueued_at!r},"
-            f" resumed={self.resumed!r}, enqueue_keys={self.enqueue_keys!r})"
+            f"WaitingEntry(identity={represent(self.identity)}, attributes={self.attributes!r},"
+            f" serial={represent(self.serial)}, enqueued_at={represent(self.enqueued_at)},"
+            f" resumed={self.resumed!r}, enqueue_keys={represent(self.enqueue_keys)})"
+        )
+
+
+def _check_entry(  # noqa: PLR0917 - WaitingEntry's arguments
+    identity: object,
+    attributes: object,
+    serial: object,
+    enqueued_at: object,
+    resumed: object,
+    enqueue_keys: object,
+) -> None:
+    """The argument types of ``WaitingEntry(...)`` built by hand (the queue's own
+    builder, ``_entry``, takes values it has checked)."""
+    if not is_request_id(identity):
+        raise wrong_field("WaitingEntry", "identity", REQUEST_ID_RULE, identity)
+    if not isinstance(attributes, Mapping):
+        raise wrong_field("WaitingEntry", "attributes", "a mapping", attributes)
+    for name, value in attributes.items():
+        if not isinstance(name, str):
+            raise wrong_field("WaitingEntry", "attributes", "keyed by names (str)", name)
+        if not is_number(value):
+            raise wrong_field("WaitingEntry", f"attributes[{name!r}]", "a number", value)
+    if not is_number(serial):
+        raise wrong_field("WaitingEntry", "serial", "a number", serial)
+    if not is_number(enqueued_at):
+        raise wrong_field("WaitingEntry", "enqueued_at", "a number", enqueued_at)
+    if resumed is not True and resumed is not False:
+        raise wrong_field("WaitingEntry", "resumed", "True or False", resumed)
+    if enqueue_keys is not None and not (
+        isinstance(enqueue_keys, tuple) and all(map(is_number, enqueue_keys))
+    ):
+        raise wrong_field(
+            "WaitingEntry", "enqueue_keys", "None or a tuple of numbers", enqueue_keys
         )
 
 
@@ -234,13 +276,23 @@ def _entry(  # noqa: PLR0917 - every field, positionally: the hot path's constru
 
 @dataclass(frozen=True, slots=True)
 class QueueError:
-    """Why the queue refused a request."""
+    """Why the queue refused a request; its ``str`` is one printable line.
+
+    >>> str(QueueError(10**5000, "is not waiting")), str(QueueError("a\\nb", "is not waiting"))
+    ('request a 5001-digit integer: is not waiting', "request 'a\\\\nb': is not waiting")
+    """
 
     identity: RequestId
     message: str
 
+    __repr__ = record_repr  # an identity of any size or text
+
     def __str__(self) -> str:
-        return f"request {shown(self.identity)}: {self.message}"
+        return printable(f"request {shown(self.identity)}: {self.message}")
+
+
+#: The refusal of an identity that is_request_id refuses (append, requeue, remove).
+_NOT_AN_IDENTITY: Final = f"an identity must be {REQUEST_ID_RULE}"
 
 
 def keys_at_enqueue(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
@@ -254,7 +306,12 @@ def keys_at_enqueue(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ..
     >>> keys_at_enqueue(policy, WaitingEntry(7, {"prompt": 2}, 0, enqueued_at=1.5))
     (3.5,)
     """
-    scope = Scope(
+    given: tuple[object, object] = (policy, entry)
+    if not isinstance(given[0], QueuePolicy):
+        raise TypeError(f"policy must be a QueuePolicy, not {type(given[0]).__name__}")
+    if not isinstance(given[1], WaitingEntry):
+        raise TypeError(f"entry must be a WaitingEntry, not {type(given[1]).__name__}")
+    scope = scope_of(
         entry.attributes,
         entry.serial,
         now=as_float(entry.enqueued_at),
@@ -499,13 +556,21 @@ class WaitingQueue:
         resumed: bool,
         ever_fits: Callable[[WaitingEntry], bool] | None,
     ) -> Result[WaitingQueue, QueueError]:
-        """This queue with the new entry, or why the request is refused (both ways in)."""
-        try:
-            hash(identity)  # an empty map answers `in` without hashing
-            waiting = identity in self._by_identity
-        except TypeError:
-            return Failure(QueueError(identity, "an identity must be hashable"))
-        if waiting:
+        """This queue with the new entry, or why the request is refused (both ways in).
+
+        Every argument's type is checked here, first (a ``Result`` never raises)."""
+        rules: object = policy  # typed, yet any object may come (a Result never raises)
+        if type(rules) is not QueuePolicy and not isinstance(rules, QueuePolicy):
+            return Failure(
+                QueueError(
+                    identity,
+                    "the policy must be a QueuePolicy (from make_policy or load_policy),"
+                    f" not {shown(rules)}",
+                )
+            )
+        if not is_request_id(identity):  # an empty map answers `in` without hashing
+            return Failure(QueueError(identity, _NOT_AN_IDENTITY))
+        if identity in self._by_identity:
             return Failure(QueueError(identity, "is already waiting"))
         given: object = attributes
         if not isinstance(given, Mapping):
@@ -514,6 +579,11 @@ class WaitingQueue:
             )
         found: Mapping[Any, object] = attributes
         for name, value in found.items():
+            # once per attribute: the cheapest test first
+            if type(name) is not str and not isinstance(name, str):
+                return Failure(
+                    QueueError(identity, f"an attribute name must be text, not {shown(name)}")
+                )
             if not isinstance(value, int | float):  # is_number, inline: once per attribute
                 return Failure(
                     QueueError(identity, f"attribute {shown(name)} must be a number or a boolean")
@@ -522,6 +592,13 @@ class WaitingQueue:
             return Failure(QueueError(identity, f"serial must be a number, not {shown(serial)}"))
         if not is_number(now):
             return Failure(QueueError(identity, f"now must be a number, not {shown(now)}"))
+        test: object = ever_fits
+        if test is not None and not callable(test):
+            return Failure(
+                QueueError(
+                    identity, f"ever_fits must be a function or None, not {shown(ever_fits)}"
+                )
+            )
         order = policy.plan.attribute_order  # the attributes the keys read
         if not all(name in attributes for name in order):
             missing = sorted(policy.attributes_read - attributes.keys())
@@ -561,11 +638,16 @@ class WaitingQueue:
     ) -> Result[WaitingQueue, QueueError]:
         """This queue with a new request at the back, queued at ``now``.
 
-        Refused: an identity already waiting (or not hashable), an attribute,
-        ``serial`` or ``now`` that is not a number or boolean, a missing
-        attribute the keys read, and (when the host gives ``ever_fits``) a
-        request that could never fit even in an empty pool, since it would
-        block the queue for ever.
+        Refused: an identity already waiting (or one that
+        :func:`~policy.identity.is_request_id` refuses: unhashable, or not equal
+        to itself, as a float NaN is), an attribute,
+        ``serial`` or ``now`` that is not a number or boolean, an attribute
+        name that is not text, a missing attribute the keys read, and (when the
+        host gives ``ever_fits``) a request that could never fit even in an
+        empty pool, since it would block the queue for ever. A ``policy`` that
+        is not a :class:`QueuePolicy` or an ``ever_fits`` that is not callable
+        is refused too: like every function that returns a ``Result``, this
+        never raises for a bad argument.
 
         Numbers are stored as :func:`~policy.waiting.numbers.as_float` reads them:
         attribute numbers and ``now`` become floats (an integer beyond the float
@@ -609,7 +691,13 @@ class WaitingQueue:
         )
 
     def without_index(self, index: int) -> WaitingQueue:
-        """This queue without the entry at ``index`` (which must exist), others in order."""
+        """This queue without the entry at ``index`` (which must exist), others in order.
+
+        ``index`` must be an int (a ``TypeError``) from 0 to ``len(queue) - 1``
+        (an ``IndexError``), as a selection's ``index`` is.
+        """
+        if type(index) is not int and (isinstance(index, bool) or not isinstance(index, int)):
+            raise TypeError(f"index must be an int, not {type(index).__name__}")
         return self._without(self._order.at(index)[1])
 
     def remove(self, identity: RequestId) -> Result[WaitingQueue, QueueError]:
@@ -620,6 +708,8 @@ class WaitingQueue:
         """
         entry = self._get(identity)
         if entry is None:
+            if not is_request_id(identity):
+                return Failure(QueueError(identity, _NOT_AN_IDENTITY))
             return Failure(QueueError(identity, "is not waiting"))
         return Success(self._without(entry))
 

@@ -7,7 +7,7 @@ it returns never meets an undeclared or forbidden name when it is evaluated.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
@@ -16,7 +16,17 @@ from pyrsistent.typing import PMap
 from returns.result import Failure, Result, Success
 
 from policy.waiting.errors import PolicyError
-from policy.waiting.expr import Attr, BudgetLeft, Const, Expr, Var, is_expr, is_name, walk
+from policy.waiting.expr import (
+    MAX_NODES,
+    Attr,
+    BudgetLeft,
+    Const,
+    Expr,
+    Var,
+    is_expr,
+    is_name,
+    walk,
+)
 from policy.waiting.numbers import as_float, finite_number, name_shown, shown
 from policy.waiting.parse import TOO_DEEP, parse_expression, too_deep, unparse
 from policy.waiting.plan import KeyPlan, make_plan
@@ -29,6 +39,19 @@ Visibility: TypeAlias = Literal["visible", "hidden"]
 
 TIMINGS: Final[tuple[Timing, ...]] = ("selection", "enqueue")
 VISIBILITIES: Final[tuple[Visibility, ...]] = ("visible", "hidden")
+
+#: Most constants (``let``) a policy declares, and most attributes: each entry of a
+#: waiting queue stores one value per attribute, so memory is attributes x entries.
+MAX_NAMES: Final = 1_000
+
+#: The refusal of a policy whose keys have more than MAX_NODES nodes together.
+KEYS_TOO_LARGE: Final = (
+    f"the keys together have more than {MAX_NODES} nodes (counted as for one key:"
+    " a sub-tree used more than once counts each time it is used)"
+)
+
+#: Reads ``keys[index]`` into a tree, given the names of the policy's constants.
+KeyReader: TypeAlias = Callable[[int, object, Collection[str]], Result[Expr, PolicyError]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,13 +223,19 @@ def _check_declarations(
     return None
 
 
+def _too_many_names(where: str, count: int, what: str) -> PolicyError | None:
+    """The one rule of :data:`MAX_NAMES`, checked on the count alone: before any
+    per-member work, so a map of 200,000 members is refused at once."""
+    if count > MAX_NAMES:
+        return PolicyError(where, f"{count} {what}: a policy declares at most {MAX_NAMES}")
+    return None
+
+
 def _declared(
     attributes: Mapping[str, Visibility] | Collection[str] | None,
 ) -> Result[Mapping[Any, object], PolicyError]:
     if attributes is None:
         return Success({})
-    if isinstance(attributes, Mapping):
-        return Success(attributes)
     if isinstance(attributes, str) or not isinstance(attributes, Collection):
         return Failure(
             PolicyError(
@@ -214,10 +243,20 @@ def _declared(
                 f"must map names to visibility, or list the visible names, not {shown(attributes)}",
             )
         )
+    too_many = _too_many_names("attributes", len(attributes), "attributes")
+    if too_many is not None:
+        return Failure(too_many)
+    if isinstance(attributes, Mapping):
+        return Success(attributes)
+    listed: Collection[object] = attributes
+    for name in listed:
+        if not isinstance(name, str):  # and so hashable: dict.fromkeys may not raise
+            return Failure(PolicyError("attributes", f"{shown(name)} cannot name an attribute"))
     return Success(dict.fromkeys(attributes, "visible"))
 
 
-def _read_key(index: int, key: object, constants: Collection[str]) -> Result[Expr, PolicyError]:
+def read_key(index: int, key: object, constants: Collection[str]) -> Result[Expr, PolicyError]:
+    """``keys[index]`` for :func:`make_policy`: text, parsed, or a tree (Expr)."""
     if isinstance(key, str):
         parsed = parse_expression(key, constants)
         if isinstance(parsed, Failure):
@@ -232,6 +271,16 @@ def _read_key(index: int, key: object, constants: Collection[str]) -> Result[Exp
     )
 
 
+def _add_nodes(used: int, index: int, key: Expr) -> Result[int, PolicyError]:
+    """The nodes of ``keys[0..index]``, from those before it (``used``) and the size of
+    ``key`` (known to the node: no walk), or the refusal of keys of more than
+    :data:`~policy.waiting.expr.MAX_NODES` nodes together, at ``keys[index]``."""
+    total = used + key.size
+    if total > MAX_NODES:
+        return Failure(PolicyError(f"keys[{index}]", KEYS_TOO_LARGE))
+    return Success(total)
+
+
 def make_policy(
     keys: Sequence[Expr | str] | None,
     *,
@@ -244,6 +293,10 @@ def make_policy(
     Every attribute a key reads must be declared: ``attributes`` maps names to
     ``"visible"``/``"hidden"``, or simply lists the visible names.
 
+    Sizes are bounded: at most :data:`MAX_NAMES` constants and as many
+    attributes, and the keys together have at most
+    :data:`~policy.waiting.expr.MAX_NODES` nodes, counted as for one key.
+
     >>> make_policy(["prompt"], attributes=["prompt"]).unwrap().attributes["prompt"]
     'visible'
     >>> make_policy(["prmpt + 1"], attributes=["prompt"]).failure().path
@@ -252,12 +305,29 @@ def make_policy(
     "unknown name 'prmpt': "
     >>> make_policy(["waited"], timing="enqueue").failure().message
     "'waited' cannot be read when keys are computed at enqueue (in key `waited`)"
+    >>> print(make_policy(["1"] * 20_001).failure())  # doctest: +ELLIPSIS
+    keys: the keys together have more than 20000 nodes (counted as for one key: ...)
     """
+    return build_policy(keys, constants, attributes, timing, read_key)
+
+
+def build_policy(
+    keys: Sequence[object] | None,
+    constants: Mapping[str, float] | None,
+    attributes: Mapping[str, Visibility] | Collection[str] | None,
+    timing: Timing,
+    read_key: KeyReader,
+) -> Result[QueuePolicy, PolicyError]:
+    """:func:`make_policy`, reading each key with ``read_key`` (the JSON document
+    reads trees too): every rule of a policy is applied here, and only here."""
     given_constants: object = {} if constants is None else constants
     if not isinstance(given_constants, Mapping):
         return Failure(
             PolicyError("let", f"must map names to numbers, not {shown(given_constants)}")
         )
+    too_many = _too_many_names("let", len(given_constants), "constants")
+    if too_many is not None:
+        return Failure(too_many)
     declared = _declared(attributes)
     if isinstance(declared, Failure):
         return Failure(declared.failure())
@@ -280,12 +350,19 @@ def make_policy(
                 ' (for FIFO, leave "keys" out: no keys at all)',
             )
         )
+    if len(keys) > MAX_NODES:  # each key has a node at least: refused before any is read
+        return Failure(PolicyError("keys", KEYS_TOO_LARGE))
     trees: list[Expr] = []
+    nodes = 0
     for index, key in enumerate(keys):
-        read = _read_key(index, key, values.keys())
+        read = read_key(index, key, values.keys())
         if isinstance(read, Failure):
             return Failure(read.failure())
         tree = read.unwrap()
+        counted = _add_nodes(nodes, index, tree)  # before any walk of the tree
+        if isinstance(counted, Failure):
+            return Failure(counted.failure())
+        nodes = counted.unwrap()
         problem = _check_key(index, tree, values, visibility, timing)
         if problem is not None:
             return Failure(problem)

@@ -1,4 +1,11 @@
-"""Selecting the next waiting entry, and one admission attempt."""
+"""Selecting the next waiting entry, and one admission attempt.
+
+These functions return plain values, so an argument of the wrong type (a queue
+that is not a :class:`~policy.waiting.queue.WaitingQueue`, a policy that is not
+a :class:`~policy.waiting.queue_policy.QueuePolicy`, a moment that is not a
+:class:`Moment`, a ``fits`` that is not callable) is a ``TypeError``, raised at
+once, before anything is selected.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,7 @@ from pyrsistent import pmap
 from returns.maybe import Maybe, Nothing, Some
 
 from policy.records import slot_setters
-from policy.waiting.evaluate import Scope, evaluate, key_list_order
+from policy.waiting.evaluate import evaluate, key_list_order, scope_of
 from policy.waiting.numbers import as_float, is_number, shown
 from policy.waiting.queue import _NO_BUDGETS, WaitingEntry, WaitingQueue, keys_at_enqueue
 from policy.waiting.queue_policy import QueuePolicy
@@ -24,7 +31,8 @@ class Moment:
     A stage missing from ``budget_left`` reads as NaN (unknown): such an
     attempt is not bound to that stage. Numbers are held as floats, converted by
     :func:`~policy.waiting.numbers.as_float` (an integer beyond the float range
-    is ±infinity, a boolean 1 or 0); anything else is a ``TypeError``.
+    is ±infinity, a boolean 1 or 0); anything else, or a stage name that is not
+    text, is a ``TypeError``.
 
     >>> Moment(2, {"engine": 96}).budget_left
     pmap({'engine': 96.0})
@@ -47,6 +55,10 @@ class Moment:
         if not isinstance(budgets, Mapping):
             raise TypeError(f"budget_left must map stages to numbers, not {shown(budgets)}")
         for stage, left in budgets.items():
+            if not isinstance(stage, str):
+                raise TypeError(
+                    f"budget_left must be keyed by stage names (str), not {shown(stage)}"
+                )
             if not is_number(left):
                 raise TypeError(f"budget_left[{shown(stage)}] must be a number, not {shown(left)}")
         # Held as an immutable map of floats, whatever mapping the host passed.
@@ -75,6 +87,30 @@ class Selection:
         return self.queue._position_of(self.entry)
 
 
+#: An argument a caller of :func:`_refuse_arguments` does not take.
+_ABSENT: object = object()
+
+
+def _refuse_arguments(
+    queue: object = _ABSENT,
+    policy: object = _ABSENT,
+    moment: object = _ABSENT,
+    fits: object = _ABSENT,
+) -> None:
+    """Raise the ``TypeError`` for the first argument of the wrong type. Callers test
+    the exact types inline first, so only a subclass or a mistake comes here."""
+    expected: tuple[tuple[str, object, type], ...] = (
+        ("queue", queue, WaitingQueue),
+        ("policy", policy, QueuePolicy),
+        ("moment", moment, Moment),
+    )
+    for name, value, kind in expected:
+        if value is not _ABSENT and not isinstance(value, kind):
+            raise TypeError(f"{name} must be a {kind.__name__}, not {type(value).__name__}")
+    if fits is not _ABSENT and not callable(fits):
+        raise TypeError(f"fits must be a function of an entry, not {type(fits).__name__}")
+
+
 def entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tuple[float, ...]:
     """The key values of ``entry`` at ``moment`` under ``policy``'s key timing, by the
     tree evaluator (the plain definition).
@@ -84,10 +120,14 @@ def entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tupl
     >>> entry_keys(policy, WaitingEntry("a", {}, 0, enqueued_at=1.0), Moment(4.0))
     (3.0,)
     """
+    if not isinstance(entry, WaitingEntry):
+        raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
+    if type(policy) is not QueuePolicy or type(moment) is not Moment:
+        _refuse_arguments(policy=policy, moment=moment)
     if policy.timing == "enqueue":
         stored = entry.enqueue_keys
         return stored if stored is not None else keys_at_enqueue(policy, entry)
-    scope = Scope(
+    scope = scope_of(
         entry.attributes,
         entry.serial,
         now=moment.now,
@@ -110,6 +150,12 @@ def select_reference(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -
     >>> select_reference(WaitingQueue(), fifo(), Moment(0.0))
     <Nothing>
     """
+    if (
+        type(queue) is not WaitingQueue
+        or type(policy) is not QueuePolicy
+        or type(moment) is not Moment
+    ):
+        _refuse_arguments(queue, policy, moment)
     entries = queue.entries
     if not entries:
         return Nothing
@@ -143,6 +189,12 @@ def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> 
     >>> select_waiting(queue, policy, Moment(1.0)).map(lambda s: (s.index, s.keys))
     <Some: (1, (1.0,))>
     """
+    if (
+        type(queue) is not WaitingQueue
+        or type(policy) is not QueuePolicy
+        or type(moment) is not Moment
+    ):
+        _refuse_arguments(queue, policy, moment)
     if not len(queue):
         return Nothing
     chosen = queue._selected(policy, moment.now, moment.budget_left)
@@ -170,6 +222,18 @@ def dispatch_order(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> 
     >>> [s.entry.identity for s in dispatch_order(queue, policy, Moment(0.0))]
     [1, 2, 0]
     """
+    if (
+        type(queue) is not WaitingQueue
+        or type(policy) is not QueuePolicy
+        or type(moment) is not Moment
+    ):
+        _refuse_arguments(queue, policy, moment)  # raised at the call: see _dispatch_order
+    return _dispatch_order(queue, policy, moment)
+
+
+def _dispatch_order(
+    queue: WaitingQueue, policy: QueuePolicy, moment: Moment
+) -> Iterator[Selection]:
     plain = partial(_plain_keys, policy, moment)
     for entry, keys in queue._dispatch(policy, moment.now, moment.budget_left, plain):
         yield Selection(entry, keys, queue)
@@ -230,6 +294,13 @@ def attempt_admission(
     >>> len(attempt_admission(queue, fifo(), Moment(0.0), lambda entry: True).queue)
     0
     """
+    if (
+        type(queue) is not WaitingQueue
+        or type(policy) is not QueuePolicy
+        or type(moment) is not Moment
+        or not callable(fits)
+    ):
+        _refuse_arguments(queue, policy, moment, fits)
     if not len(queue):
         return QueueEmpty()
     chosen = queue._selected(policy, moment.now, moment.budget_left)
@@ -279,8 +350,13 @@ def admit_many(
     >>> [a.entry.identity for a in done.admitted], type(done.stopped).__name__, len(done.queue)
     ([0, 1], 'Blocked', 1)
     """
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-        raise ValueError(f"limit must be a whole number at least 0, not {shown(limit)}")
+    _refuse_arguments(queue, policy, moment, fits)  # once per pass: no fast path needed
+    if next_moment is not None and not callable(next_moment):
+        raise TypeError(f"next_moment must be a function or None, not {type(next_moment).__name__}")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        raise TypeError(f"limit must be an int or None, not {type(limit).__name__}")
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be at least 0, not {shown(limit)}")
     admitted: list[Admitted] = []
     if next_moment is not None and policy.plan.reads_budget:
         while limit is None or len(admitted) < limit:

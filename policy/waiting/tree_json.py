@@ -14,6 +14,13 @@ is refused when its text form would nest deeper than the parser reads
 (:data:`~policy.waiting.parse.MAX_DEPTH`); a long chain (``a + b + c ...``) is
 deep as JSON but flat as text. JSON readers have their own nesting limits:
 write long chains as text.
+
+A tree given as Python objects may use one object in several places (a YAML
+loader's anchors do), so the tree it spells can be exponentially larger than
+the objects behind it. Before anything is built, :func:`expr_from_json` counts
+the tree's nodes with each object counted once and its count reused
+(memoized by identity: linear in the objects), and refuses a tree of more than
+:data:`~policy.waiting.expr.MAX_NODES` nodes, or one that contains itself.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from policy.waiting.errors import PolicyError, Refused
 from policy.waiting.expr import (
     BINARY_OPERATORS,
     CONTEXT_VARIABLES,
+    MAX_NODES,
+    TOO_LARGE,
     Attr,
     Binary,
     BinaryOperator,
@@ -41,6 +50,7 @@ from policy.waiting.expr import (
     Var,
     children,
     is_name,
+    require_expr,
 )
 from policy.waiting.numbers import finite_number, name_shown, shown
 from policy.waiting.parse import TOO_DEEP, too_deep
@@ -86,6 +96,7 @@ def expr_to_json(expr: Expr) -> dict[str, JsonValue]:
     >>> expr_to_json(Binary("<=", Attr("prompt"), Const("short_tokens")))
     {'op': '<=', 'args': [{'attr': 'prompt'}, {'const': 'short_tokens'}]}
     """
+    require_expr("expr_to_json", expr)
     built: list[dict[str, JsonValue]] = []
     pending: list[tuple[Expr, bool]] = [(expr, False)]
     while pending:
@@ -179,31 +190,70 @@ def _operator(op: str, args: list[Expr], path: str) -> Expr:
     raise Refused(PolicyError(_field(path, "op"), f"unknown operator {shown(op)}"))
 
 
+def _arguments(value: JsonValue) -> list[JsonValue] | None:
+    """The arguments of an operator object, None for anything else."""
+    if isinstance(value, dict):
+        args = value.get("args")
+        if isinstance(args, list):
+            return args
+    return None
+
+
+def _check_size(root: JsonValue, root_path: str) -> None:
+    """Refuse a tree of more than MAX_NODES nodes, or one that contains itself, in
+    time linear in its distinct objects: each object's count is computed once (by
+    ``id``; ``root`` keeps every object alive meanwhile) and reused wherever the
+    object appears again. Shapes are not checked here (:func:`_tree` does): an
+    object that is not an operator counts as one node."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # operator objects whose arguments are being counted
+    pending: list[tuple[JsonValue, str, bool]] = [(root, root_path, False)]
+    while pending:
+        value, path, ready = pending.pop()
+        args = _arguments(value)
+        if args is None:
+            continue  # one node, counted by its parent
+        key = id(value)
+        if ready:
+            open_nodes.discard(key)
+            size = 1 + sum(sizes.get(id(arg), 1) for arg in args)
+            if size > MAX_NODES:
+                raise Refused(PolicyError(path, TOO_LARGE))
+            sizes[key] = size
+        elif key in open_nodes:
+            raise Refused(PolicyError(path, "an expression tree cannot contain itself"))
+        elif key not in sizes:
+            open_nodes.add(key)
+            pending.append((value, path, True))
+            arguments = _field(path, "args")
+            pending.extend(
+                (arg, f"{arguments}[{index}]", False)
+                for index, arg in reversed(list(enumerate(args)))
+                if id(arg) not in sizes
+            )
+
+
 def _tree(root: JsonValue, root_path: str) -> tuple[Expr, dict[int, str]]:
     """The tree ``root`` spells, and the JSON path of each of its nodes (by ``id``).
 
     Nodes are checked in the order a recursive reader would check them (the
     arguments of an operator, left to right, before the operator itself), but
-    with an explicit stack: a long chain is as deep as it is long.
+    with an explicit stack: a long chain is as deep as it is long. ``root`` has
+    passed :func:`_check_size`, so this builds at most MAX_NODES nodes.
     """
     built: list[Expr] = []
     paths: dict[int, str] = {}
-    open_nodes: set[int] = set()  # operator objects whose arguments are being read
     pending: list[tuple[JsonValue, str, bool]] = [(root, root_path, False)]
     while pending:
         value, path, ready = pending.pop()
         if ready:
-            open_nodes.discard(id(value))
             count = len(value["args"])
             args = built[len(built) - count :]
             del built[len(built) - count :]
             node = _operator(value["op"], args, path)
         else:
-            if isinstance(value, dict) and id(value) in open_nodes:
-                raise Refused(PolicyError(path, "an expression tree cannot contain itself"))
             leaf = _leaf(value, path)
             if leaf is None:
-                open_nodes.add(id(value))
                 pending.append((value, path, True))
                 arguments = _field(path, "args")
                 pending.extend(
@@ -227,8 +277,18 @@ def expr_from_json(value: JsonValue, path: str = "") -> Result[Expr, PolicyError
     Call(function='max', args=(Var(name='now'), Num(value=2.0)))
     >>> str(expr_from_json({"op": "+", "args": [{"num": 1}]}, "keys[0]").failure())
     "keys[0].args: wrong number of arguments (1) for '+'"
+
+    A tree of more than :data:`~policy.waiting.expr.MAX_NODES` nodes, counting a
+    shared object each time it is used, is refused at the first node too large:
+
+    >>> tree = {"attr": "a"}
+    >>> for _ in range(30):
+    ...     tree = {"op": "+", "args": [tree, tree]}
+    >>> print(expr_from_json(tree, "keys[0]").failure())  # doctest: +ELLIPSIS
+    keys[0].args[0]...args[0]: expression of more than 20000 nodes (a sub-tree used ...
     """
     try:
+        _check_size(value, path)
         tree, paths = _tree(value, path)
     except Refused as refused:
         return Failure(refused.error)

@@ -51,6 +51,12 @@ def test_the_messages_quoted_in_the_doc_are_what_the_library_says() -> None:
         load_policy({"let": {"k": 10**400}}).failure(),
         load_policy_text('{"version": 1' + "0" * 5000 + "}").failure(),
         make_policy([3]).failure(),  # type: ignore[list-item]
+        make_policy(
+            [" + ".join(["a"] * 5000), "-(" + " + ".join(["a"] * 5000) + ")", "1", "a"],
+            attributes=["a"],
+        ).failure(),
+        make_policy(None, constants=dict.fromkeys([f"c{i}" for i in range(200_000)], 1)).failure(),
+        make_policy(None, attributes=[f"a{i}" for i in range(1001)]).failure(),
     ]
     for message in messages:
         assert flat(str(message)) in text

@@ -1,0 +1,337 @@
+"""Benchmarks of the drop-in vLLM queue against the kernel operations it wraps.
+
+Each row times one adapter operation (:mod:`policy.adapters.vllm`) and the
+kernel operation it wraps, measured in the same run, on the same queue state:
+before each repeat the kernel sequence starts from the adapter's current
+version (``snapshot``), so both do the same work, and the difference is the
+adapter's own cost (reading the request's attributes, the clock, the id map,
+the pin, the statistics). The target is a ratio of at most 2.
+
+In a row, the ``kernel`` column is the adapter's time and ``baseline`` the
+kernel operation's (the note names it), per call:
+
+- ``add_request`` against ``WaitingQueue.append`` (attributes already built);
+- ``pop_request`` against ``attempt_admission`` (a ``fits`` that accepts);
+- ``peek_request`` then ``pop_request`` (what vLLM's scheduler does) against
+  ``select_waiting`` then ``WaitingQueue.remove``;
+- ``prepend_request`` against ``WaitingQueue.requeue_preempted``;
+- ``remove_request`` against ``WaitingQueue.remove``;
+- ``remove_requests`` of 64 finished requests, half of them waiting, against
+  ``WaitingQueue.remove`` of the 32 waiting ones;
+- iterating the first 64 requests against the first 64 of ``dispatch_order``.
+
+Between repeats the adapter is brought back to N requests by untimed
+operations (removing what was added, adding back what was taken).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final
+
+from oracle.bench.rows import Row
+from oracle.bench.waiting import MAX_WAIT, SHORT_TOKENS, per_call, requests
+from policy.adapters.vllm import (
+    WaitingRequestQueue,
+    fcfs_queue,
+    priority_queue,
+    short_request_first_queue,
+)
+from policy.waiting import (
+    Admitted,
+    Moment,
+    WaitingEntry,
+    WaitingQueue,
+    attempt_admission,
+    dispatch_order,
+    select_waiting,
+)
+
+#: The adapter's target: every operation within this factor of the kernel's.
+TARGET: Final = 2.0
+#: Finished requests per ``remove_requests`` call, half of them waiting.
+BATCH: Final = 64
+#: Requests read per iteration row.
+ITERATED: Final = 64
+
+
+@dataclass(slots=True, eq=False)
+class VllmRequest:
+    """A stand-in with the attributes the default mapping reads from vLLM's Request."""
+
+    request_id: str
+    arrival_time: float
+    priority: int
+    num_prompt_tokens: int
+    status: str
+    num_computed_tokens: int
+    num_output_tokens: int
+
+
+class Clock:
+    """The injected clock: ``now`` is set by the benchmark."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+#: The adapters measured: name -> constructor (their policies as the waiting rows use).
+QUEUES: Final[dict[str, Callable[[Clock], WaitingRequestQueue[Any]]]] = {
+    "fcfs": lambda clock: fcfs_queue(clock=clock),
+    "priority": lambda clock: priority_queue(clock=clock),
+    "short-first": lambda clock: short_request_first_queue(
+        threshold=SHORT_TOKENS, long_max_wait_ms=MAX_WAIT * 1000.0, clock=clock
+    ),
+}
+
+
+def vllm_requests(count: int, seed: int = 8) -> list[VllmRequest]:
+    """The waiting benchmark's seeded requests, shaped as vLLM's (an immediate one
+    has computed tokens, as a recovered request has)."""
+    return [
+        VllmRequest(
+            r.identity,
+            r.arrival,
+            r.priority,
+            r.prompt,
+            "WAITING",
+            16 if r.immediate else 0,
+            0,
+        )
+        for r in requests(count, seed)
+    ]
+
+
+def _always(_entry: WaitingEntry) -> bool:
+    return True
+
+
+@dataclass(slots=True)
+class _Setup:
+    """One adapter at N requests, and what its operations are fed with."""
+
+    name: str
+    queue: WaitingRequestQueue[Any]
+    clock: Clock
+    fresh: list[VllmRequest]  # never queued before
+    attributes: list[dict[str, Any]]  # the kernel's attributes of each fresh request
+    middle: list[VllmRequest]  # waiting, to remove
+    absent: list[VllmRequest]  # finished, never waiting
+
+
+def _setup(name: str, size: int, calls: int) -> _Setup:
+    made = vllm_requests(size + 2 * calls + BATCH)
+    base, fresh = made[:size], made[size : size + calls]
+    absent = made[size + calls :]
+    clock = Clock()
+    queue = QUEUES[name](clock)
+    for request in base:  # enqueued at its arrival: the lanes stay in time order
+        clock.now = request.arrival_time
+        queue.add_request(request)
+    clock.now = base[-1].arrival_time + 0.05
+    read = sorted(queue.policy.attributes_read)
+    getters = {
+        "arrival_time": lambda r: r.arrival_time,
+        "priority": lambda r: r.priority,
+        "prompt": lambda r: r.num_prompt_tokens,
+        "immediate": lambda r: r.num_computed_tokens > 0,
+    }
+    attributes = [{key: getters[key](r) for key in read} for r in fresh]
+    start = size // 4
+    middle = base[start : start + min(calls, size // 2)]
+    return _Setup(name, queue, clock, fresh, attributes, middle, absent)
+
+
+@dataclass(frozen=True, slots=True)
+class _Measured:
+    """One row's work: ``adapter()`` does ``per`` operations on the adapter,
+    ``kernel(version)`` the same ``per`` kernel operations from ``version``, and
+    ``restore()`` brings the adapter back to its N requests (untimed)."""
+
+    operation: str
+    wraps: str
+    adapter: Callable[[], object]
+    kernel: Callable[[WaitingQueue], object]
+    restore: Callable[[], object]
+    per: int
+
+
+def _pair(measured: _Measured, setup: _Setup, repeats: int) -> tuple[float, float]:
+    """Best seconds per operation of the adapter and of the kernel, the kernel's run
+    starting each time from the adapter's version before the adapter's run."""
+    best_adapter = best_kernel = float("inf")
+    for _ in range(repeats):
+        snapshot = setup.queue.snapshot
+        best_kernel = min(best_kernel, per_call(partial(measured.kernel, snapshot), 1, 1))
+        best_adapter = min(best_adapter, per_call(measured.adapter, 1, 1))
+        measured.restore()
+    return best_adapter / measured.per, best_kernel / measured.per
+
+
+def _work(setup: _Setup, calls: int) -> list[_Measured]:
+    """Every measured operation on ``setup``'s adapter."""
+    queue, policy, clock = setup.queue, setup.queue.policy, setup.clock
+    fresh, attributes, middle = setup.fresh, setup.attributes, setup.middle
+    popped: list[Any] = []
+
+    def adds() -> None:
+        for request in fresh:
+            queue.add_request(request)
+
+    def appends(version: WaitingQueue) -> None:
+        now = clock.now
+        for serial, (request, given) in enumerate(zip(fresh, attributes, strict=True)):
+            version = version.append(
+                policy, request.request_id, given, serial=serial, now=now
+            ).unwrap()
+
+    def drop_fresh() -> None:
+        queue.remove_requests(fresh)
+
+    def pops() -> None:
+        popped.clear()
+        for _ in range(calls):
+            popped.append(queue.pop_request())
+
+    def admissions(version: WaitingQueue) -> None:
+        for _ in range(calls):
+            outcome = attempt_admission(version, policy, Moment(clock.now), _always)
+            assert isinstance(outcome, Admitted)
+            version = outcome.queue
+
+    def put_back() -> None:
+        for request in popped:
+            queue.add_request(request)
+
+    def peek_pops() -> None:
+        popped.clear()
+        for _ in range(calls):
+            queue.peek_request()
+            popped.append(queue.pop_request())
+
+    def select_removes(version: WaitingQueue) -> None:
+        for _ in range(calls):
+            chosen = select_waiting(version, policy, Moment(clock.now)).unwrap()
+            version = version.remove(chosen.entry.identity).unwrap()
+
+    def prepends() -> None:
+        for request in fresh:
+            queue.prepend_request(request)
+
+    def requeues(version: WaitingQueue) -> None:
+        now = clock.now
+        for serial, (request, given) in enumerate(zip(fresh, attributes, strict=True)):
+            version = version.requeue_preempted(
+                policy, request.request_id, given, serial=serial, now=now
+            ).unwrap()
+
+    def removes() -> None:
+        for request in middle:
+            queue.remove_request(request)
+
+    def kernel_removes(version: WaitingQueue) -> None:
+        for request in middle:
+            version = version.remove(request.request_id).unwrap()
+
+    def add_middle() -> None:
+        for request in middle:
+            queue.add_request(request)
+
+    # finished requests, half of them waiting (vLLM removes every finished one)
+    half = BATCH // 2
+    parts = [middle[at : at + half] for at in range(0, len(middle) - half + 1, half)]
+    batches = [part + setup.absent[: BATCH - len(part)] for part in parts]
+
+    def batch_removes() -> None:
+        for batch in batches:
+            queue.remove_requests(batch)
+
+    def kernel_batch_removes(version: WaitingQueue) -> None:
+        for part in parts:
+            for request in part:
+                version = version.remove(request.request_id).unwrap()
+
+    def add_parts() -> None:
+        for part in parts:
+            for request in part:
+                queue.add_request(request)
+
+    passes = max(1, calls // ITERATED)
+
+    def iterate() -> None:
+        for _ in range(passes):
+            for _request in itertools.islice(queue, ITERATED):
+                pass
+
+    def kernel_iterate(version: WaitingQueue) -> None:
+        for _ in range(passes):
+            order = dispatch_order(version, policy, Moment(clock.now))
+            for _selection in itertools.islice(order, ITERATED):
+                pass
+
+    return [
+        _Measured("add_request", "append", adds, appends, drop_fresh, calls),
+        _Measured("pop_request", "attempt_admission", pops, admissions, put_back, calls),
+        _Measured(
+            "peek+pop", "select_waiting + remove", peek_pops, select_removes, put_back, calls
+        ),
+        _Measured("prepend_request", "requeue_preempted", prepends, requeues, drop_fresh, calls),
+        _Measured("remove_request", "remove", removes, kernel_removes, add_middle, len(middle)),
+        _Measured(
+            f"remove_requests of {BATCH}",
+            f"remove of the {half} waiting",
+            batch_removes,
+            kernel_batch_removes,
+            add_parts,
+            max(1, len(batches)),
+        ),
+        _Measured(
+            f"iterate first {ITERATED}",
+            "dispatch_order",
+            iterate,
+            kernel_iterate,
+            lambda: None,
+            passes * ITERATED,
+        ),
+    ]
+
+
+def adapter_rows(sizes: Sequence[int], quick: bool) -> list[Row]:
+    """Every adapter operation per queue and size, against the kernel operation it wraps."""
+    repeats = 5 if quick else 9  # interleaved, best of: the ratio is what matters
+    calls = 300 if quick else 2000
+    rows: list[Row] = []
+    # The queue's aged-long warning is for operators; the benchmark ages on purpose.
+    adapter_log = logging.getLogger("policy.adapters.vllm")
+    level = adapter_log.level
+    adapter_log.setLevel(logging.ERROR)
+    try:
+        for size in sizes:
+            count = min(calls, size // 2)  # a pop run must not empty the queue
+            for name in QUEUES:
+                setup = _setup(name, size, count)
+                for measured in _work(setup, count):
+                    spent, wrapped = _pair(measured, setup, repeats)
+                    rows.append(
+                        Row(
+                            f"adapter {name} {measured.operation}, N={size:,}",
+                            size,
+                            spent,
+                            wrapped,
+                            spent / wrapped,
+                            TARGET,
+                            f"adapter (kernel column) against the {measured.wraps} it wraps",
+                        )
+                    )
+    finally:
+        adapter_log.setLevel(level)
+    return rows

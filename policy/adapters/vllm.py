@@ -1,0 +1,680 @@
+"""A drop-in waiting queue for vLLM-style schedulers, on the immutable kernel queue.
+
+:class:`WaitingRequestQueue` has the method set of vLLM's ``RequestQueue``
+(``vllm/v1/core/sched/request_queue.py``) plus ``__contains__``, and needs
+nothing from vLLM: requests are duck-typed, read through a small replaceable
+mapping of attribute getters (:data:`DEFAULT_ATTRIBUTES`).
+
+Theory of operation. The adapter is the only stateful code besides the
+harness. It holds:
+
+- ``_queue``: the current version of the kernel's
+  :class:`~policy.waiting.WaitingQueue`; every operation replaces it with the
+  version the kernel returns (O(log n) each, no copy);
+- ``_requests``: request id -> request object, a persistent
+  ``immutables.Map`` (the kernel stores ids and numbers, not objects); being
+  persistent, iteration reads the version it started with, and a batch
+  (``prepend_requests``, ``remove_requests``) is built aside and committed at
+  once;
+- ``_pin``: the entry the last ``peek_request`` returned, with its key values.
+  vLLM's scheduler peeks, checks that the request fits, then pops; with keys
+  evaluated at selection the clock may have moved in between, so ``pop_request``
+  takes the pinned entry instead of selecting again. Any add, prepend or
+  remove clears the pin (only the adapter changes ``_queue``, so a pin, when
+  set, is always still waiting).
+
+What it differs in from vLLM's queues and from vLLM-Ascend's
+ShortRequestFirst queue, and why, is listed in docs/adapters.md.
+
+The clock is injected (default ``time.monotonic``), and ``waited`` is measured
+on it from when the adapter received the request; the adapter logs through
+``logging`` (the logger ``policy.adapters.vllm``). The kernel does neither;
+pyproject.toml's ``kernel-pure`` contract allows exactly this module's
+``time`` and ``logging`` imports. Not thread-safe, like vLLM's queues: the
+scheduler's one thread owns it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
+from dataclasses import dataclass
+from operator import attrgetter
+from types import MappingProxyType
+from typing import Any, Final, Generic, TypeVar
+
+from immutables import Map
+from returns.result import Failure, Result
+
+from policy.identity import RequestId
+from policy.waiting import (
+    Admitted,
+    Moment,
+    PolicyError,
+    QueuePolicy,
+    WaitingEntry,
+    WaitingQueue,
+    ascend_fcfs_lanes,
+    attempt_admission,
+    dispatch_order,
+    fifo,
+    load_policy,
+    load_policy_text,
+    select_waiting,
+    vllm_priority,
+)
+from policy.waiting.numbers import shown
+
+__all__ = [
+    "ASCEND_CLASS_NAMES",
+    "DEFAULT_ATTRIBUTES",
+    "MAX_CLASSES",
+    "QueueStats",
+    "WaitingRequestQueue",
+    "fcfs_queue",
+    "install_waiting_queue",
+    "is_recovery_request",
+    "priority_queue",
+    "queue_from_policy",
+    "short_request_first_queue",
+]
+
+_LOG: Final = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+#: How an attribute is read from a request object.
+Getter = Callable[[Any], Any]
+
+
+def is_recovery_request(request: object) -> bool:
+    """Whether ``request`` resumes work already started, as vLLM-Ascend defines a
+    recovery request: preempted, or with computed tokens, or with output tokens.
+
+    Duck-typed: ``status`` may be vLLM's ``RequestStatus`` (read by its name) or
+    the text ``"PREEMPTED"``; a missing attribute counts as not started.
+
+    >>> from types import SimpleNamespace
+    >>> is_recovery_request(SimpleNamespace(status="PREEMPTED"))
+    True
+    >>> is_recovery_request(SimpleNamespace(status="WAITING", num_output_tokens=0))
+    False
+    >>> is_recovery_request(SimpleNamespace(num_computed_tokens=16))
+    True
+    """
+    status = getattr(request, "status", None)
+    return (
+        getattr(status, "name", status) == "PREEMPTED"
+        or getattr(request, "num_computed_tokens", 0) > 0
+        or getattr(request, "num_output_tokens", 0) > 0
+    )
+
+
+#: The default attribute mapping: ``request_id`` names the request (its identity
+#: in the queue); every other entry is a policy attribute, read from a vLLM
+#: ``Request``. Replace entries with ``{**DEFAULT_ATTRIBUTES, "prompt": ...}``.
+DEFAULT_ATTRIBUTES: Final[Mapping[str, Getter]] = MappingProxyType(
+    {
+        "request_id": attrgetter("request_id"),
+        "arrival_time": attrgetter("arrival_time"),
+        "priority": attrgetter("priority"),
+        "prompt": attrgetter("num_prompt_tokens"),
+        "immediate": is_recovery_request,
+    }
+)
+
+#: The names :meth:`WaitingRequestQueue.stats` gives the Ascend lanes' classes
+#: (the values of ``ascend_fcfs_lanes``'s key).
+ASCEND_CLASS_NAMES: Final[Mapping[float, str]] = MappingProxyType(
+    {0.0: "immediate", 1.0: "aged long", 2.0: "short", 3.0: "long"}
+)
+
+#: Distinct classes :meth:`WaitingRequestQueue.stats` counts; admissions of any
+#: further class are counted as ``"other"``, so a policy whose first key takes
+#: many values (a continuous score) cannot grow the counts without bound.
+MAX_CLASSES: Final = 64
+
+#: A run of this many consecutive aged-long admissions is logged once (as
+#: vLLM-Ascend warns at 3: long requests are overtaking short ones repeatedly).
+_RUN_WARNING: Final = 3
+
+_NO_ATTRIBUTES: Final[Mapping[str, Any]] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """Admissions per class of the policy's first key, and the current run.
+
+    ``admissions`` counts, by class name, the requests popped since the queue
+    was made: ``"resumed"`` for a prepended (resumed) request, ``"fifo"`` under
+    a policy without keys, otherwise the name of the first key's value
+    (``class_names``, or the value itself). ``run`` is the number of
+    consecutive admissions, up to now, of the class named ``run_class`` (for
+    the Ascend lanes: aged long requests); 0 when no class is watched.
+    """
+
+    admissions: Mapping[str, int]
+    run_class: str | None
+    run: int
+    waiting: int
+
+
+def _class_label(value: object, names: Mapping[float, str]) -> str:
+    if isinstance(value, str):
+        return value
+    assert isinstance(value, float)
+    named = names.get(value)
+    if named is not None:
+        return named
+    if math.isfinite(value) and value == int(value):
+        return str(int(value))  # "3", not "3.0": classes are usually whole numbers
+    return repr(value)
+
+
+class WaitingRequestQueue(Generic[R]):
+    """vLLM's ``RequestQueue`` interface over the kernel's waiting queue.
+
+    ``policy`` decides the order (any :class:`~policy.waiting.QueuePolicy`);
+    ``attributes`` maps ``"request_id"`` and every attribute the policy's keys
+    read to a getter on the request object; ``clock`` gives the admission
+    clock's ``now`` (seconds). ``prepend_resumed`` (default) queues a prepended
+    request resumed, ahead of every key; otherwise it is added by its keys like
+    a new one. ``class_names`` and ``run_class`` name the first key's values in
+    :meth:`stats`.
+
+    >>> from types import SimpleNamespace as Req
+    >>> queue = fcfs_queue(clock=lambda: 0.0)
+    >>> for name in "abc":
+    ...     queue.add_request(Req(request_id=name))
+    >>> queue.peek_request().request_id, queue.pop_request().request_id, len(queue)
+    ('a', 'a', 2)
+    >>> queue.prepend_requests([Req(request_id="x"), Req(request_id="y")])
+    >>> [request.request_id for request in queue]
+    ['y', 'x', 'b', 'c']
+    """
+
+    __slots__ = (
+        "_admissions",
+        "_attributes",
+        "_class_names",
+        "_clock",
+        "_identity",
+        "_pin",
+        "_policy",
+        "_prepend_resumed",
+        "_queue",
+        "_requests",
+        "_run",
+        "_run_value",
+        "_serial",
+        "_warned",
+    )
+
+    def __init__(
+        self,
+        policy: QueuePolicy,
+        *,
+        attributes: Mapping[str, Getter] = DEFAULT_ATTRIBUTES,
+        clock: Callable[[], float] = time.monotonic,
+        prepend_resumed: bool = True,
+        class_names: Mapping[float, str] | None = None,
+        run_class: float | None = None,
+    ) -> None:
+        if not isinstance(policy, QueuePolicy):
+            raise TypeError(f"policy must be a QueuePolicy, not {type(policy).__name__}")
+        if not isinstance(attributes, Mapping):
+            raise TypeError(f"attributes must map names to getters, not {shown(attributes)}")
+        for name, getter in attributes.items():
+            if not callable(getter):
+                raise TypeError(f"attributes[{shown(name)}] must be callable, not {shown(getter)}")
+        needed = ["request_id", *sorted(policy.attributes_read)]
+        missing = [name for name in needed if name not in attributes]
+        if missing:
+            raise ValueError(
+                f"attributes lacks {shown(missing[0])}, which "
+                + ("names the request" if missing[0] == "request_id" else "the policy's keys read")
+            )
+        if not callable(clock):
+            raise TypeError(f"clock must be callable, not {shown(clock)}")
+        if prepend_resumed is not True and prepend_resumed is not False:
+            raise TypeError(f"prepend_resumed must be True or False, not {shown(prepend_resumed)}")
+        names = MappingProxyType(dict(class_names or {}))
+        if run_class is not None and (
+            isinstance(run_class, bool) or not isinstance(run_class, float | int)
+        ):
+            raise TypeError(f"run_class must be a number or None, not {shown(run_class)}")
+        self._policy = policy
+        self._identity: Getter = attributes["request_id"]
+        # Only the attributes the keys read: others would cost time and memory per entry.
+        self._attributes: tuple[tuple[str, Getter], ...] = tuple(
+            (name, attributes[name]) for name in sorted(policy.attributes_read)
+        )
+        self._clock = clock
+        self._prepend_resumed = prepend_resumed
+        self._class_names: Mapping[float, str] = names
+        self._run_value: float | None = None if run_class is None else float(run_class)
+        self._queue = WaitingQueue()
+        self._requests: Map[RequestId, R] = Map()
+        self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
+        self._serial = 0
+        self._admissions: dict[object, int] = {}
+        self._run = 0
+        self._warned = False
+
+    # --- what a host may read ---------------------------------------------------
+
+    @property
+    def policy(self) -> QueuePolicy:
+        """The queue policy that orders this queue."""
+        return self._policy
+
+    @property
+    def snapshot(self) -> WaitingQueue:
+        """The current version of the kernel queue (O(1); it never changes), for
+        running the kernel's own functions on it (``select_waiting``, ...)."""
+        return self._queue
+
+    def __repr__(self) -> str:
+        return f"WaitingRequestQueue(path={self._policy.path!r}, waiting={len(self._queue)})"
+
+    # --- vLLM's RequestQueue ------------------------------------------------------
+
+    def _attributes_of(self, request: R) -> Mapping[str, Any]:
+        getters = self._attributes
+        if not getters:
+            return _NO_ATTRIBUTES
+        return {name: get(request) for name, get in getters}
+
+    def add_request(self, request: R) -> None:
+        """Queue ``request`` by the policy's keys, waiting from now.
+
+        A request whose id is already waiting, or whose attributes the kernel
+        refuses (not a number, ...), is a ``ValueError`` with the kernel's
+        reason, and the queue is unchanged.
+        """
+        self._pin = None
+        identity = self._identity(request)
+        made = self._queue.append(
+            self._policy,
+            identity,
+            self._attributes_of(request),
+            serial=self._serial,
+            now=self._clock(),
+        )
+        if isinstance(made, Failure):
+            raise ValueError(str(made.failure()))
+        self._serial += 1
+        self._queue = made.unwrap()
+        self._requests = self._requests.set(identity, request)
+
+    def _prepended(
+        self, queue: WaitingQueue, requests: Map[RequestId, R], request: R, now: float
+    ) -> tuple[WaitingQueue, Map[RequestId, R]]:
+        identity = self._identity(request)
+        attributes = self._attributes_of(request)
+        serial = self._serial
+        made = (
+            queue.requeue_preempted(self._policy, identity, attributes, serial=serial, now=now)
+            if self._prepend_resumed
+            else queue.append(self._policy, identity, attributes, serial=serial, now=now)
+        )
+        if isinstance(made, Failure):
+            raise ValueError(str(made.failure()))
+        self._serial = serial + 1
+        return made.unwrap(), requests.set(identity, request)
+
+    def prepend_request(self, request: R) -> None:
+        """Put ``request`` back: resumed, at the front, ahead of every key (or, with
+        ``prepend_resumed=False``, by its keys like a new request). Refused as
+        :meth:`add_request` refuses."""
+        self._pin = None
+        self._queue, self._requests = self._prepended(
+            self._queue, self._requests, request, self._clock()
+        )
+
+    def prepend_requests(self, requests: Iterable[R]) -> None:
+        """Prepend each request of ``requests`` (any iterable, another queue
+        included) one by one in iteration order, as ``deque.extendleft`` does: the
+        last one ends up first. All or nothing: if one is refused (a
+        ``ValueError``), none is queued.
+        """
+        self._pin = None
+        queue, held = self._queue, self._requests
+        now = self._clock()  # one moment for the batch
+        for request in requests:
+            queue, held = self._prepended(queue, held, request, now)
+        self._queue, self._requests = queue, held
+
+    def pop_request(self) -> R:
+        """Take the next request: the one the last :meth:`peek_request` returned if
+        nothing changed the queue since, otherwise the policy's selection now.
+        An empty queue is an ``IndexError``."""
+        pinned = self._pin
+        if pinned is not None:
+            self._pin = None
+            entry, keys = pinned
+            self._queue = self._queue.remove(entry.identity).unwrap()
+        else:
+            queue = self._queue
+            if not len(queue):
+                raise IndexError("pop from an empty waiting queue")
+            outcome = attempt_admission(queue, self._policy, Moment(self._clock()), _always)
+            assert isinstance(outcome, Admitted)  # it fits, and the queue is not empty
+            selection = outcome.selection
+            entry, keys = selection.entry, selection.keys
+            self._queue = outcome.queue
+        identity = entry.identity
+        request = self._requests[identity]
+        self._requests = self._requests.delete(identity)
+        self._count(entry, keys)
+        return request
+
+    def peek_request(self) -> R:
+        """The request :meth:`pop_request` would take, pinned until the next pop,
+        add, prepend or remove (so the same request even if the clock moves). An
+        empty queue is an ``IndexError``."""
+        pinned = self._pin
+        if pinned is None:
+            queue = self._queue
+            if not len(queue):
+                raise IndexError("peek from an empty waiting queue")
+            selection = select_waiting(queue, self._policy, Moment(self._clock())).unwrap()
+            pinned = self._pin = (selection.entry, selection.keys)
+        return self._requests[pinned[0].identity]
+
+    def remove_request(self, request: R) -> None:
+        """Remove the waiting request with ``request``'s id; one that is not waiting
+        is a ``ValueError``."""
+        self._pin = None
+        identity = self._identity(request)
+        made = self._queue.remove(identity)
+        if isinstance(made, Failure):
+            raise ValueError(str(made.failure()))
+        self._queue = made.unwrap()
+        self._requests = self._requests.delete(identity)
+
+    def remove_requests(self, requests: Iterable[R]) -> None:
+        """Remove every waiting request among ``requests``; the others are ignored
+        (vLLM calls this on every finished request, waiting or not)."""
+        self._pin = None
+        queue, held = self._queue, self._requests
+        get = self._identity
+        for request in requests:
+            identity = get(request)
+            try:
+                waiting = identity in held
+            except TypeError:  # an unhashable id cannot be waiting
+                continue
+            if waiting:
+                queue = queue.remove(identity).unwrap()
+                held = held.delete(identity)
+        self._queue, self._requests = queue, held
+
+    def __bool__(self) -> bool:
+        return len(self._queue) > 0
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def __iter__(self) -> Iterator[R]:
+        """The waiting requests in dispatch order now (the order repeated pops at
+        this moment would take them), lazily, O(log n) each after the first on
+        the ``fifo``, ``static`` and ``lanes`` paths. Iteration reads the queue
+        as it was when it started, whatever happens to the queue meanwhile."""
+        held = self._requests
+        order = dispatch_order(self._queue, self._policy, Moment(self._clock()))
+        return (held[selection.entry.identity] for selection in order)
+
+    def __contains__(self, request: object) -> bool:
+        """Whether a request with ``request``'s id is waiting (False for an object
+        without one)."""
+        try:
+            return self._identity(request) in self._requests
+        except (AttributeError, TypeError):  # no id, or an unhashable one: not waiting
+            return False
+
+    # --- statistics ----------------------------------------------------------------
+
+    def _count(self, entry: WaitingEntry, keys: tuple[float, ...]) -> None:
+        """Count one admission by its class (see :class:`QueueStats`)."""
+        kind: object
+        if entry.resumed:
+            kind = "resumed"
+        elif not keys:
+            kind = "fifo"
+        else:
+            first = keys[0]
+            # NaN objects hash apart: one class for all of them
+            kind = first if first == first else "nan"  # noqa: PLR0124 - the NaN test
+        counts = self._admissions
+        seen = counts.get(kind)
+        if seen is None:
+            if len(counts) >= MAX_CLASSES:
+                kind = "other"
+            seen = counts.get(kind, 0)
+        counts[kind] = seen + 1
+        watched = self._run_value
+        if watched is None:
+            return
+        if kind == watched:
+            self._run += 1
+            if self._run == _RUN_WARNING and not self._warned:
+                self._warned = True
+                _LOG.warning(
+                    "%d consecutive admissions of class %s: long requests are overtaking"
+                    " short ones; consider a larger short threshold or a longer wait limit",
+                    self._run,
+                    _class_label(watched, self._class_names),
+                )
+        else:
+            self._run = 0
+
+    def stats(self) -> QueueStats:
+        """Admissions per class of the policy's first key, and the current run of
+        consecutive admissions of the watched class (aged long, for the Ascend
+        lanes).
+
+        >>> from types import SimpleNamespace as Req
+        >>> queue = short_request_first_queue(threshold=256, clock=lambda: 0.0)
+        >>> for name, tokens in (("a", 10), ("b", 300)):
+        ...     queue.add_request(Req(request_id=name, num_prompt_tokens=tokens))
+        >>> _ = queue.pop_request(), queue.pop_request()
+        >>> queue.stats()
+        QueueStats(admissions={'short': 1, 'long': 1}, run_class='aged long', run=0, waiting=0)
+        """
+        names = self._class_names
+        admissions: dict[str, int] = {}
+        for kind, count in self._admissions.items():
+            label = _class_label(kind, names)
+            admissions[label] = admissions.get(label, 0) + count
+        watched = self._run_value
+        return QueueStats(
+            admissions,
+            None if watched is None else _class_label(watched, names),
+            self._run,
+            len(self._queue),
+        )
+
+
+def _always(_entry: WaitingEntry) -> bool:
+    return True  # pop takes the selected request: fitting is the scheduler's check
+
+
+# --- constructors --------------------------------------------------------------------
+
+
+def queue_from_policy(
+    policy: QueuePolicy | Mapping[str, Any] | str,
+    attributes: Mapping[str, Getter] = DEFAULT_ATTRIBUTES,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    prepend_resumed: bool = True,
+    class_names: Mapping[float, str] | None = None,
+    run_class: float | None = None,
+) -> WaitingRequestQueue[Any]:
+    """A drop-in queue ordered by ``policy``: a :class:`~policy.waiting.QueuePolicy`,
+    or a policy document (its JSON text, or the value a JSON reader made of it;
+    a document the kernel refuses is a ``ValueError`` with its reason).
+
+    >>> queue = queue_from_policy({"attributes": {"priority": "visible"}, "keys": ["-priority"]})
+    >>> queue.policy.path
+    'static'
+    >>> queue_from_policy('{"keys": ["prmpt"]}')
+    Traceback (most recent call last):
+    ...
+    ValueError: keys[0]: unknown name 'prmpt': not a declared attribute, constant or context variable (in key `prmpt`)
+    """  # noqa: E501 - a doctest's expected line
+    if isinstance(policy, str):
+        policy = _loaded(load_policy_text(policy))
+    elif not isinstance(policy, QueuePolicy) and isinstance(policy, Mapping):
+        policy = _loaded(load_policy(policy))
+    return WaitingRequestQueue(
+        policy,
+        attributes=attributes,
+        clock=clock,
+        prepend_resumed=prepend_resumed,
+        class_names=class_names,
+        run_class=run_class,
+    )
+
+
+def _loaded(made: Result[QueuePolicy, PolicyError]) -> QueuePolicy:
+    if isinstance(made, Failure):
+        raise ValueError(str(made.failure()))
+    return made.unwrap()
+
+
+def fcfs_queue(
+    *,
+    attributes: Mapping[str, Getter] = DEFAULT_ATTRIBUTES,
+    clock: Callable[[], float] = time.monotonic,
+) -> WaitingRequestQueue[Any]:
+    """vLLM's FCFS queue: queue order; a prepended request goes to the front.
+
+    >>> fcfs_queue().policy.path
+    'fifo'
+    """
+    return WaitingRequestQueue(fifo(), attributes=attributes, clock=clock)
+
+
+def priority_queue(
+    preempted_first: bool = True,
+    *,
+    attributes: Mapping[str, Getter] = DEFAULT_ATTRIBUTES,
+    clock: Callable[[], float] = time.monotonic,
+) -> WaitingRequestQueue[Any]:
+    """vLLM's priority order (:func:`~policy.waiting.vllm_priority`): lower
+    ``priority``, then earlier ``arrival_time``, then queue order.
+
+    ``preempted_first`` (default) puts prepended (preempted or skipped) requests
+    first, resumed, so a preempted request keeps its precedence; with
+    ``preempted_first=False`` a prepended request is re-inserted by its keys, as
+    vLLM's priority queue does.
+
+    >>> priority_queue(preempted_first="yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: preempted_first must be True or False, not 'yes'
+    """
+    if preempted_first is not True and preempted_first is not False:
+        raise TypeError(f"preempted_first must be True or False, not {shown(preempted_first)}")
+    return WaitingRequestQueue(
+        vllm_priority(),
+        attributes=attributes,
+        clock=clock,
+        prepend_resumed=preempted_first,
+        class_names={},
+    )
+
+
+def short_request_first_queue(
+    threshold: int = 256,
+    long_max_wait_ms: float = 0.0,
+    *,
+    attributes: Mapping[str, Getter] = DEFAULT_ATTRIBUTES,
+    clock: Callable[[], float] = time.monotonic,
+) -> WaitingRequestQueue[Any]:
+    """vLLM-Ascend's ShortRequestFirst order (:func:`~policy.waiting.ascend_fcfs_lanes`):
+    immediate (recovery) requests; then a long request that has waited at least
+    ``long_max_wait_ms`` (0 disables aging); then short ones
+    (``num_prompt_tokens <= threshold``); then long ones; queue order within each.
+
+    Validated as the Ascend configuration is: ``threshold`` a non-negative int,
+    ``long_max_wait_ms`` a number at least 0 (a negative value is a
+    ``ValueError``; a wrong type a ``TypeError``; a non-finite one a ``ValueError``).
+
+    >>> short_request_first_queue(threshold=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be a non-negative int, not -1
+    >>> short_request_first_queue(long_max_wait_ms=-0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: long_max_wait_ms must be at least 0 (0 disables aging), not -0.5
+    """
+    if isinstance(threshold, bool) or not isinstance(threshold, int):
+        raise TypeError(f"threshold must be an int (prompt tokens), not {shown(threshold)}")
+    if threshold < 0:
+        raise ValueError(f"threshold must be a non-negative int, not {shown(threshold)}")
+    if isinstance(long_max_wait_ms, bool) or not isinstance(long_max_wait_ms, int | float):
+        raise TypeError(f"long_max_wait_ms must be a number, not {shown(long_max_wait_ms)}")
+    if not long_max_wait_ms >= 0:  # NaN too
+        raise ValueError(
+            f"long_max_wait_ms must be at least 0 (0 disables aging), not {shown(long_max_wait_ms)}"
+        )
+    if not math.isfinite(long_max_wait_ms):
+        raise ValueError(f"long_max_wait_ms must be finite, not {shown(long_max_wait_ms)}")
+    policy = ascend_fcfs_lanes(short_tokens=threshold, max_wait=long_max_wait_ms / 1000.0)
+    return WaitingRequestQueue(
+        policy,
+        attributes=attributes,
+        clock=clock,
+        class_names=ASCEND_CLASS_NAMES,
+        run_class=1.0,
+    )
+
+
+# --- installing ----------------------------------------------------------------------
+
+
+def install_waiting_queue(
+    scheduler: Any, queue: WaitingRequestQueue[Any]
+) -> WaitingRequestQueue[Any]:
+    """Make ``queue`` the ``waiting`` queue of a vLLM-like ``scheduler``.
+
+    Refused with a ``RuntimeError`` while the scheduler's current waiting queue
+    still holds requests (they would be lost), or when ``queue`` itself holds
+    requests (the scheduler does not know them). Installing the queue that is
+    already installed does nothing. Returns ``queue``.
+
+    >>> from types import SimpleNamespace
+    >>> scheduler = SimpleNamespace(waiting=[])
+    >>> install_waiting_queue(scheduler, fcfs_queue()) is scheduler.waiting
+    True
+    """
+    if not isinstance(queue, WaitingRequestQueue):
+        raise TypeError(f"queue must be a WaitingRequestQueue, not {type(queue).__name__}")
+    try:
+        current: object = scheduler.waiting
+    except AttributeError:
+        raise TypeError(
+            f"scheduler must have a waiting queue, not {type(scheduler).__name__}"
+        ) from None
+    if current is queue:
+        return queue
+    if current:
+        held = len(current) if isinstance(current, Sized) else "some"
+        raise RuntimeError(
+            f"the scheduler's waiting queue still holds {held} request(s):"
+            " install the new queue before any request is added"
+        )
+    if queue:
+        raise RuntimeError(
+            f"the queue to install already holds {len(queue)} request(s) the scheduler"
+            " does not know"
+        )
+    scheduler.waiting = queue
+    _LOG.info("installed %r as the scheduler's waiting queue", queue)
+    return queue

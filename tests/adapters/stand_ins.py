@@ -1,0 +1,63 @@
+"""Stand-ins for vLLM's objects: a request with the attributes the adapter reads, a
+clock the test moves by hand, a scheduler with a ``waiting`` queue, and vLLM's
+FCFS queue (a deque) as the scheduler's skipped-request queue."""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(eq=False)  # compared by identity, as vLLM's Request is
+class Req:
+    """A vLLM-like request."""
+
+    request_id: str
+    priority: int = 0
+    arrival_time: float = 0.0
+    num_prompt_tokens: int = 10
+    status: str = "WAITING"
+    num_computed_tokens: int = 0
+    num_output_tokens: int = 0
+
+
+class FakeClock:
+    """A monotonic clock moved by hand."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class DequeQueue(collections.deque[Any]):
+    """vLLM's FCFSRequestQueue, as far as the scheduler's skip-and-restore uses it."""
+
+    def prepend_request(self, request: Any) -> None:
+        self.appendleft(request)
+
+
+def ids(requests: Any) -> list[str]:
+    """The request ids of ``requests``, in order."""
+    return [request.request_id for request in requests]
+
+
+def drain(queue: Any) -> list[str]:
+    """Pop every request; their ids in pop order."""
+    popped = []
+    while queue:
+        popped.append(queue.pop_request().request_id)
+    return popped
+
+
+def requests_with(priorities: list[int], arrivals: list[float]) -> list[Req]:
+    """vLLM's ``create_requests_with_priority``: request i is named ``str(i)``."""
+    return [
+        Req(str(i), priority=priority, arrival_time=arrival)
+        for i, (priority, arrival) in enumerate(zip(priorities, arrivals, strict=True))
+    ]
