@@ -241,12 +241,14 @@ class _NeverEqual(str):
 
 
 class _FailingEq:
-    """An id whose equality raises."""
+    """An id whose equality raises; its hash is that of the queue's "a" so that a
+    lookup always collides and calls ``__eq__`` (a random collision once failed CI)."""
 
     def __eq__(self, other: object) -> bool:
         raise RuntimeError("no equality")
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return hash("a")
 
 
 NAN = math.nan  # one object: found by identity in a dict, equal to nothing by ==

@@ -451,10 +451,12 @@ class WaitingQueue:
         return self._order.rank(entry.ticket)
 
     def _get(self, identity: RequestId) -> WaitingEntry | None:
-        try:
-            return self._by_identity.get(identity)
-        except TypeError:  # unhashable: it cannot be waiting
+        # Only a request id can be waiting, and only one is looked up: a colliding
+        # hash makes the map call the value's __eq__, which may raise (plain str
+        # and int ids always pass, without the call).
+        if type(identity) is not str and type(identity) is not int and not is_request_id(identity):
             return None
+        return self._by_identity.get(identity)
 
     def _bound(self, policy: QueuePolicy) -> WaitingQueue:
         """This queue with its index built for ``policy`` (itself when it already is)."""
