@@ -23,6 +23,7 @@ from returns.result import Failure
 
 from oracle.bench.run import bench
 from oracle.checks.verify import level_of, parse_shard, verify
+from oracle.conformance.command import DEFAULT_TIMEOUT, verify_against_command
 from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.admission_scenario import AttemptEngine, PoolEngine
@@ -135,6 +136,21 @@ def _parser() -> argparse.ArgumentParser:
         default=".",
         metavar="DIR",
         help="where counterexample scenario files are written (default: the current folder)",
+    )
+    verify.add_argument(
+        "--against-command",
+        default=None,
+        metavar="CMD",
+        help="check the implementation that CMD starts instead of the kernel: JSON lines on"
+        " its stdin and stdout (docs/conformance.md); exit 2 if it breaks the protocol",
+    )
+    verify.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="with --against-command: seconds to wait for each answer"
+        f" (default {DEFAULT_TIMEOUT:g})",
     )
     bench = commands.add_parser(
         "bench",
@@ -397,6 +413,18 @@ def _command_replay(paths: Sequence[str], as_json: bool, out: TextIO, err: TextI
 
 
 def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if arguments.against_command is not None:
+        if arguments.jobs is not None or arguments.shard != "1/1":
+            err.write("policy-kernel: --jobs and --shard do not apply to --against-command\n")
+            return EXIT_BAD_INPUT
+        return verify_against_command(
+            arguments.against_command,
+            level=level_of(arguments.quick, arguments.deep),
+            timeout=arguments.timeout,
+            as_json=arguments.json,
+            out=out,
+            err=err,
+        )
     try:
         shard = parse_shard(arguments.shard)
     except ValueError as error:

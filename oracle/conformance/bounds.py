@@ -1,0 +1,151 @@
+"""The bounds of each conformance check, by level or given by hand.
+
+A level's bounds are the oracle's own: ``policy-kernel verify`` and the kit read
+the same tables in :mod:`oracle.checks` (the grant order, the rotation model
+check and the selection check), so a foreign implementation is run on the very
+domain the kernel is verified on. The grant expiry and the backlog cap have no
+check of their own in ``verify`` (the model check reaches them through the
+protocol); their domain is every small count and budget and the edges of the
+integer range. Smaller bounds, for a fast test, are given by hand:
+
+>>> ProtocolBounds.at("quick")
+ProtocolBounds(skip_caps=(1, 2), largest_budget=1, max_depth=10)
+>>> ProtocolBounds(skip_caps=(2,), largest_budget=1, max_depth=3).describe()["states"]
+'within 3 events'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from oracle.checks import grant_order, rotation_model, selection
+from oracle.checks.framework import Level
+
+__all__ = [
+    "EDGE_VALUES",
+    "GrantOrderBounds",
+    "NumberBounds",
+    "ProtocolBounds",
+    "SelectionBounds",
+]
+
+#: Counts and budgets at the edges of the integer types a host may use (a budget
+#: may be as large as 2**64 - 1: docs/rotation.md, "Grant budget").
+EDGE_VALUES: tuple[int, ...] = (
+    2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1,
+)  # fmt: skip
+
+_LARGEST_NUMBER: Mapping[Level, int] = {"quick": 8, "default": 16, "deep": 64}
+
+
+@dataclass(frozen=True, slots=True)
+class NumberBounds:
+    """The grant expiry and the backlog cap: every count and budget ``0..largest``,
+    and each of ``edges``, in every combination."""
+
+    largest: int
+    edges: tuple[int, ...] = EDGE_VALUES
+
+    @classmethod
+    def at(cls, level: Level) -> NumberBounds:
+        """The bounds of ``level``: 0..8, 0..16 or 0..64, and the edges."""
+        return cls(_LARGEST_NUMBER[level])
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        """Every value, smallest first."""
+        return tuple(sorted({*range(self.largest + 1), *self.edges}))
+
+    def describe(self) -> dict[str, str]:
+        edges = "".join(f", {value}" for value in self.edges)
+        return {"counts and budgets": f"0..{self.largest}{edges}"}
+
+
+@dataclass(frozen=True, slots=True)
+class GrantOrderBounds:
+    """Every backlog of ``0..longest`` entries over the three lanes, each with a skip
+    count ``0..largest_skips``, under each skip cap (the grant order check's domain)."""
+
+    longest: int
+    largest_skips: int
+    skip_caps: tuple[int, ...] = grant_order._SKIP_CAPS
+
+    @classmethod
+    def at(cls, level: Level) -> GrantOrderBounds:
+        """The grant order check's bounds at ``level``."""
+        longest, skips = grant_order._DOMAIN[level]
+        return cls(longest, skips)
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "backlog length": f"0..{self.longest}",
+            "lanes": "low, normal, high",
+            "skip counts": f"0..{self.largest_skips}",
+            "skip caps": ", ".join(map(str, self.skip_caps)),
+            "entry kinds": "waiter, parked (alternating by position)",
+            "re-entry": "an entry with skips appended to every backlog (first skip cap)",
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolBounds:
+    """Every state of the tick protocol reachable from the initial state (within
+    ``max_depth`` events; None: every one), at each skip cap, with every event of
+    the rotation model check's domain at budgets ``0..largest_budget``."""
+
+    skip_caps: tuple[int, ...]
+    largest_budget: int
+    max_depth: int | None
+
+    @classmethod
+    def at(cls, level: Level) -> ProtocolBounds:
+        """The rotation model check's bounds at ``level``."""
+        caps, largest, depth = rotation_model._DOMAIN[level]
+        return cls(caps, largest, depth)
+
+    def describe(self) -> dict[str, str]:
+        depth = self.max_depth
+        return {
+            "states": "every reachable state" if depth is None else f"within {depth} events",
+            "skip caps": ", ".join(map(str, self.skip_caps)),
+            "budgets on every event": f"0..{self.largest_budget} (and -1, refused)",
+            "grant counter": f"clamped at {self.largest_budget + 1}"
+            " (decides like any larger count)",
+            "events per state": "arrivals (lane x may_wait x budget, duplicate), ticks (budget"
+            " x classic x declined subset), round results, cancels (each live, one unknown)",
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionBounds:
+    """Every waiting queue of ``0..one_key`` entries over the one-key values and of
+    ``0..two_key`` entries over the two-key values, every resumed prefix, under
+    every policy and moment of the selection check (at most its deep bounds)."""
+
+    one_key: int
+    two_key: int
+
+    @classmethod
+    def at(cls, level: Level) -> SelectionBounds:
+        """The selection check's bounds at ``level``."""
+        one, two = selection._DOMAIN[level]
+        return cls(one, two)
+
+    def __post_init__(self) -> None:
+        one, two = selection._DOMAIN["deep"]  # the units are the deep level's, filtered
+        if not (0 <= self.one_key <= one and 0 <= self.two_key <= two):
+            raise ValueError(
+                f"selection bounds go up to {one} (one key) and {two} (two keys) entries"
+            )
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "one-key queues": f"0..{self.one_key} entries,"
+            " each key NaN, -inf, -1.0, -0.0, 0.0, 1.0, +inf",
+            "two-key queues": f"0..{self.two_key} entries, each key NaN, -0.0, 0.0, 1.0",
+            "resumed prefixes": "every one: 0..n entries resumed at the front",
+            "policies": "those of the selection check: fifo, k / d, k / d - now, aging on"
+            " waited, budget_left(engine) present and absent, both timings (one and two keys)",
+            "moment": "now 4; entry i enqueued at i; budget_left(engine) 4 or absent",
+        }

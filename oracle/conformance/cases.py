@@ -1,0 +1,448 @@
+"""The cases of each conformance check: a decision's inputs and the spec's answer.
+
+Every enumeration is the oracle's own (:mod:`oracle.checks`): the grant order
+check's backlogs, the rotation model check's event domain, canonical names and
+state keys, the selection check's queues, policies and moments. The expected
+answer of every case is the executable spec's (:mod:`oracle.spec`), written in
+the protocol's form (:mod:`oracle.conformance.wire`) and normalised
+(:func:`~oracle.conformance.decisions.normal_answer`).
+
+The tick protocol is explored over the **spec's** reachable states: a case is
+one state and one event, and the implementation is asked for the step from that
+state. So the domain does not depend on the implementation under test (a wrong
+answer does not lead the search astray), and every case is self-contained.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from oracle.checks import rotation_model
+from oracle.checks import selection as selection_check
+from oracle.checks.convert import spec_event, spec_state
+from oracle.checks.observe import events_scenario, spec_observation
+from oracle.conformance.bounds import (
+    GrantOrderBounds,
+    NumberBounds,
+    ProtocolBounds,
+    SelectionBounds,
+)
+from oracle.conformance.decisions import normal_answer
+from oracle.conformance.wire import (
+    JSON,
+    backlog_json,
+    entry_json,
+    number_json,
+    read_state,
+    state_json,
+    taken_json,
+)
+from oracle.harness.rotation_events import event_json, event_text
+from oracle.spec import grant_order as spec_order
+from oracle.spec import protocol as spec
+from oracle.spec import selection as spec_selection
+from policy import Event, Lane, RequestId, RotationState, Tick
+
+__all__ = [
+    "Case",
+    "admission_json",
+    "backlog_cap_cases",
+    "grant_expiry_cases",
+    "grant_order_cases",
+    "protocol_cases",
+    "selection_cases",
+]
+
+Counts = dict[str, int]
+
+
+def _nothing() -> tuple[JSON, ...]:
+    return ()
+
+
+def _no_scenario() -> Mapping[str, JSON]:
+    return {}
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One question to the implementation and the spec's answer.
+
+    ``size`` orders counterexamples (smaller is simpler); ``where`` says in words
+    what the case is; ``events`` (tick protocol) gives the events that lead from
+    the initial state to the case's state, its own event last, ``scenario`` the
+    same run as an events scenario expecting the spec's observations, and
+    ``renamed`` the same case with the requests named as in those events (the
+    state of a case has canonical names): its inputs and the spec's answer. The
+    last four are built only for the counterexamples kept.
+    """
+
+    decision: str
+    inputs: Mapping[str, JSON]
+    expected: JSON
+    size: int
+    where: Callable[[], str]
+    events: Callable[[], tuple[JSON, ...]] = field(default=_nothing)
+    scenario: Callable[[], Mapping[str, JSON]] = field(default=_no_scenario)
+    renamed: Callable[[], tuple[Mapping[str, JSON], JSON]] | None = None
+
+
+def _text(template: str, *values: object) -> str:
+    return template.format(*values)
+
+
+def _json_text(value: JSON) -> str:
+    return "true" if value is True else "false" if value is False else str(value)
+
+
+# ---------------------------------------------------------------- grant expiry, backlog cap
+
+
+def grant_expiry_cases(bounds: NumberBounds, counts: Counts) -> Iterator[Case]:
+    """``slice_grant_expired`` on every count, budget and flag of ``bounds``."""
+    values = bounds.values
+    del counts  # the runner counts the cases
+    for slices, budget, pending in itertools.product(values, values, (False, True)):
+        yield Case(
+            "slice_grant_expired",
+            {"slices_in_grant": slices, "budget": budget, "backlog_pending": pending},
+            spec_order.slice_grant_expired(slices, budget, pending),
+            slices + budget,
+            partial(
+                _text,
+                "slices_in_grant {}, budget {}, backlog_pending {}",
+                slices,
+                budget,
+                _json_text(pending),
+            ),
+        )
+
+
+def backlog_cap_cases(bounds: NumberBounds, counts: Counts) -> Iterator[Case]:
+    """``backlog_admits`` on every backlog length and budget of ``bounds``."""
+    values = bounds.values
+    del counts  # the runner counts the cases
+    for length, budget in itertools.product(values, values):
+        yield Case(
+            "backlog_admits",
+            {"backlog_len": length, "budget": budget},
+            spec_order.backlog_admits(length, budget),
+            length + budget,
+            partial(_text, "backlog_len {}, budget {}", length, budget),
+        )
+
+
+# ----------------------------------------------------------------------------- grant order
+
+_LABELS = {int(lane): lane.label for lane in Lane}
+
+
+def _describe_backlog(cells: Sequence[tuple[int, int]], cap: int) -> str:
+    shown = ", ".join(f"({_LABELS[lane]}, {skipped})" for lane, skipped in cells)
+    return f"backlog [{shown}] at skip cap {cap}"
+
+
+def _describe_append(cells: Sequence[tuple[int, int]], cap: int, skips: int) -> str:
+    return f"{_describe_backlog(cells, cap)}, appending J (low, parked, {skips} skips)"
+
+
+def grant_order_cases(bounds: GrantOrderBounds, counts: Counts) -> Iterator[Case]:
+    """``next_grant_index``, ``take_next_grantee`` and ``backlog_append`` on every
+    backlog of ``bounds`` (the grant order check's domain: entry ``i`` is request
+    ``R<i>``, parked at odd positions; the entry appended is a parked ``J`` with skips,
+    which must enter with none)."""
+    cells = [(int(lane), skipped) for lane in Lane for skipped in range(bounds.largest_skips + 1)]
+    for cap in bounds.skip_caps:
+        for length in range(bounds.longest + 1):
+            spec_cells = [
+                [spec_order.SpecEntry(f"R{i}", lane, i % 2 == 1, s) for lane, s in cells]
+                for i in range(length)
+            ]
+            json_cells = [[entry_json(entry) for entry in row] for row in spec_cells]
+            index_cells = [{"lane": _LABELS[lane], "skipped": s} for lane, s in cells]
+            joining = spec_order.SpecEntry("J", int(Lane.LOW), True, skipped=length + 1)
+            joining_json = entry_json(joining)
+            for chosen in itertools.product(range(len(cells)), repeat=length):
+                counts["backlogs"] = counts.get("backlogs", 0) + 1
+                entries = [cells[c] for c in chosen]
+                backlog = tuple(spec_cells[i][c] for i, c in enumerate(chosen))
+                listed = [json_cells[i][c] for i, c in enumerate(chosen)]
+                where = partial(_describe_backlog, entries, cap)
+                yield Case(
+                    "next_grant_index",
+                    {"entries": [index_cells[c] for c in chosen], "skip_cap": cap},
+                    spec_order.next_grant_index(entries, cap),
+                    length,
+                    where,
+                )
+                taken = spec_order.take_next_grantee(backlog, cap)
+                yield Case(
+                    "take_next_grantee",
+                    {"backlog": listed, "skip_cap": cap},
+                    taken_json(taken),
+                    length,
+                    where,
+                )
+                if cap == bounds.skip_caps[0]:  # re-entry does not depend on the skip cap
+                    yield Case(
+                        "backlog_append",
+                        {"backlog": listed, "entry": joining_json},
+                        backlog_json(spec_order.re_enter(backlog, joining)),
+                        length,
+                        partial(_describe_append, entries, cap, length + 1),
+                    )
+
+
+# ---------------------------------------------------------------------------- tick protocol
+
+_Key = tuple[object, ...]
+_Parents = dict[_Key, tuple[_Key, Event, dict[RequestId, str]] | None]
+
+
+def _model_actions(outcome: spec.Outcome) -> int:
+    return int(outcome.action is not None or spec.CANCELLED_JOB in outcome.branches)
+
+
+def _path_events(parents: _Parents, key: _Key, event: Event) -> tuple[JSON, ...]:
+    path = rotation_model._path(parents, key)
+    return tuple(event_json(e) for e in rotation_model._real_events(path, event))
+
+
+def _path_scenario(parents: _Parents, key: _Key, event: Event, skip_cap: int) -> Mapping[str, JSON]:
+    events = rotation_model._real_events(rotation_model._path(parents, key), event)
+    return events_scenario(
+        f"conformance-tick-protocol-{len(events)}-events",
+        f"tick protocol conformance, skip cap {skip_cap}: the spec's observation after every"
+        f" event; an implementation disagreed at event {len(events) - 1} ({event_text(event)}).",
+        skip_cap,
+        events,
+    )
+
+
+def _path_case(
+    parents: _Parents, key: _Key, event: Event, skip_cap: int
+) -> tuple[Mapping[str, JSON], JSON]:
+    """The case reached by the path's events, with their names: the spec's state
+    after all but the last event, the last event, and the spec's answer."""
+    *before, last = rotation_model._real_events(rotation_model._path(parents, key), event)
+    state = spec.initial_state(skip_cap)
+    for earlier in before:
+        result = spec.step(state, spec_event(earlier))
+        assert not isinstance(result, str), "a path's events are accepted ones"
+        state = result[0]
+    answer = normal_answer("apply_event", spec_observation(spec.step(state, spec_event(last))))
+    return {"state": state_json(state), "event": event_json(last)}, answer
+
+
+def _describe_step(parents: _Parents, key: _Key, event: Event, skip_cap: int) -> str:
+    events = rotation_model._real_events(rotation_model._path(parents, key), event)
+    return f"after {len(events) - 1} events at skip cap {skip_cap}, {event_text(events[-1])}"
+
+
+def protocol_cases(bounds: ProtocolBounds, counts: Counts) -> Iterator[Case]:
+    """``apply_event`` on every state of the spec reachable within ``bounds`` and every
+    event of the rotation model check's domain in it.
+
+    The search is the model check's: a breadth-first search from the initial state,
+    live requests renamed ``R0, R1, ...`` after every step and the grant counter
+    clamped at ``largest_budget + 1`` (:func:`oracle.checks.rotation_model.explore`
+    explains why neither changes a decision), states told apart by the same key;
+    only the steps are the spec's, so the states are the spec's."""
+    budgets = range(bounds.largest_budget + 1)
+    clamp = bounds.largest_budget + 1
+    deepest = bounds.max_depth
+    for skip_cap in bounds.skip_caps:
+        start = read_state(state_json(spec.initial_state(skip_cap)))
+        start_key = rotation_model._key(start, 0)
+        parents: _Parents = {start_key: None}
+        frontier = deque([(spec_state(start), 0, start_key, 0)])
+        events_by_shape: dict[object, list[tuple[Event, spec.Event, JSON]]] = {}
+        canonical_of: dict[spec.State, tuple[RotationState, dict[RequestId, str]]] = {}
+        states = 0
+        while frontier:
+            state, actions, key, depth = frontier.popleft()
+            states += 1
+            as_json = state_json(state)
+            shape = (len(state.backlog), state.active is None, state.acted)
+            events = events_by_shape.get(shape)
+            if events is None:  # events depend only on how many are live and where
+                events = [
+                    (event, spec_event(event), event_json(event))
+                    for event in rotation_model._events(read_state(as_json), budgets)
+                ]
+                events_by_shape[shape] = events
+            for event, as_spec, written in events:
+                result = spec.step(state, as_spec)
+                yield Case(
+                    "apply_event",
+                    {"state": as_json, "event": written},
+                    spec_observation(result),  # already in normal form
+                    depth + 1,
+                    partial(_describe_step, parents, key, event, skip_cap),
+                    partial(_path_events, parents, key, event),
+                    partial(_path_scenario, parents, key, event, skip_cap),
+                    partial(_path_case, parents, key, event, skip_cap),
+                )
+                if isinstance(result, str) or (deepest is not None and depth >= deepest):
+                    continue
+                after, outcome = result
+                renamed = canonical_of.get(after)
+                if renamed is None:  # many steps lead to one state: rename each state once
+                    renamed = rotation_model._canonical(read_state(state_json(after)), clamp)
+                    canonical_of[after] = renamed
+                canonical, names = renamed
+                successor_actions = (
+                    0 if isinstance(event, Tick) else actions + _model_actions(outcome)
+                )
+                successor = rotation_model._key(canonical, successor_actions)
+                if successor not in parents:
+                    parents[successor] = (key, event, names)
+                    frontier.append(
+                        (spec_state(canonical), successor_actions, successor, depth + 1)
+                    )
+        counts[f"states (skip cap {skip_cap})"] = states
+        counts["states"] = counts.get("states", 0) + states
+
+
+# --------------------------------------------------------------------------------- selection
+
+
+def _selection_units(bounds: SelectionBounds) -> list[tuple[str, int, int, int | None]]:
+    longest = {"one": bounds.one_key, "two": bounds.two_key}
+    units = []
+    for unit in selection_check.SELECTION.units("deep"):
+        assert isinstance(unit, tuple)
+        domain, length, resumed, first = unit
+        if length <= longest[domain]:
+            units.append((domain, length, resumed, first))
+    return units
+
+
+def _describe_queue(labels: Sequence[str], resumed: int, policy: str, fits: str) -> str:
+    shown = f"queue [{', '.join(labels)}] ({resumed} resumed), policy {policy}"
+    return shown if not fits else f"{shown}, fits {fits}"
+
+
+def _fits_text(fits: Sequence[str], size: int) -> str:
+    if not fits:
+        return "never"
+    if len(fits) == size:
+        return "always"
+    return "only " + ", ".join(fits)
+
+
+def _fits_in(fitting: frozenset[str], entry: spec_selection.SpecEntry) -> bool:
+    return entry.identity in fitting
+
+
+def admission_json(
+    admitted: tuple[str, int | None, Sequence[spec_selection.SpecEntry]], keys: Sequence[JSON]
+) -> JSON:
+    """The spec's answer of ``attempt_admission`` in the protocol's form: ``admitted`` is
+    :func:`oracle.spec.selection.admit`'s, ``keys`` the selected entry's key values."""
+    outcome, index, rest = admitted
+    if index is None:
+        return {"outcome": "empty"}
+    return {
+        "outcome": outcome,
+        "index": index,
+        "keys": keys,
+        "queue": [entry.identity for entry in rest],
+    }
+
+
+def selection_cases(bounds: SelectionBounds, counts: Counts, attempts: bool) -> Iterator[Case]:
+    """``select_waiting`` (or, with ``attempts``, ``attempt_admission`` with the
+    selected entry fitting, not fitting, and every other entry fitting) on every
+    queue of ``bounds`` under every policy and moment of the selection check."""
+    now = number_json(selection_check.NOW)
+    for domain_name, length, resumed, first in _selection_units(bounds):
+        two = domain_name == "two"
+        domain = selection_check.TWO_KEY_DOMAIN if two else selection_check.ONE_KEY_DOMAIN
+        labels = (
+            tuple(f"({a}, {b})" for (a, _, _), (b, _, _) in itertools.product(domain, domain))
+            if two
+            else tuple(label for label, _, _ in domain)
+        )
+        cells = selection_check._value_attributes(domain, two)
+        cases = selection_check._cases(two)
+        plan = [
+            (
+                case,
+                spec_selection.SpecPolicy(case.spec_keys, {}, case.timing),
+                {
+                    "policy": case.document,
+                    "key_trees": None if case.spec_keys is None else list(case.spec_keys),
+                },
+                {
+                    "now": now,
+                    "budget_left": {s: number_json(v) for s, v in case.budget_left.items()},
+                },
+            )
+            for case in cases
+        ]
+        fronts: list[tuple[int, ...]] = [()] if first is None else [(first,)]
+        rests = itertools.product(range(len(cells)), repeat=max(length - 1, 0))
+        for front, rest in itertools.product(fronts, rests):
+            values = front + rest
+            counts["queues"] = counts.get("queues", 0) + 1
+            spec_queue = tuple(
+                spec_selection.SpecEntry(f"R{i}", cells[v], float(i), float(i), i < resumed)
+                for i, v in enumerate(values)
+            )
+            listed = [
+                {
+                    "id": f"R{i}",
+                    "attrs": {name: number_json(x) for name, x in cells[v].items()},
+                    "serial": i,
+                    "enqueued_at": i,
+                    "resumed": i < resumed,
+                }
+                for i, v in enumerate(values)
+            ]
+            shown = tuple(labels[v] for v in values)
+            every = tuple(f"R{i}" for i in range(length))
+            for case, policy, policy_inputs, moment in plan:
+                answer = spec_selection.select(
+                    spec_queue, policy, selection_check.NOW, case.budget_left
+                )
+                keys = [] if answer is None else [number_json(k) for k in answer[1]]
+                inputs = {**policy_inputs, "queue": listed, "moment": moment}
+                if not attempts:
+                    yield Case(
+                        "select_waiting",
+                        inputs,
+                        None if answer is None else {"index": answer[0], "keys": keys},
+                        length,
+                        partial(_describe_queue, shown, resumed, case.name, ""),
+                    )
+                    continue
+                fittings: list[tuple[str, ...]] = [every, ()]
+                if answer is not None and length > 1:
+                    fittings.append(tuple(i for i in every if i != f"R{answer[0]}"))
+                for fitting in fittings:
+                    admitted = spec_selection.admit(
+                        spec_queue,
+                        policy,
+                        selection_check.NOW,
+                        case.budget_left,
+                        partial(_fits_in, frozenset(fitting)),
+                    )
+                    expected = admission_json(admitted, keys)
+                    yield Case(
+                        "attempt_admission",
+                        {**inputs, "fits": list(fitting)},
+                        expected,
+                        length,
+                        partial(
+                            _describe_queue,
+                            shown,
+                            resumed,
+                            case.name,
+                            _fits_text(fitting, length),
+                        ),
+                    )

@@ -1,0 +1,444 @@
+"""The exhaustive conformance checks: every case of a check's domain, asked of the
+implementation and compared with the executable spec.
+
+Each ``check_*`` function takes the implementation as a callable with the
+kernel's signature (or any :class:`~oracle.conformance.implementations.Implementation`,
+such as a command) and bounds (a level's, or smaller ones given by hand), and
+returns a :class:`~oracle.conformance.report.ConformanceReport`.
+
+>>> from policy import backlog_admits
+>>> check_backlog_cap(backlog_admits, bounds=NumberBounds(3, edges=())).passed
+True
+>>> report = check_backlog_cap(lambda length, budget: length <= 2, bounds=NumberBounds(3, ()))
+>>> report.disagreements, report.smallest.where
+(6, 'backlog_len 0, budget 0')
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Literal
+
+from oracle.checks.framework import KEPT_COUNTEREXAMPLES, Level
+from oracle.conformance.bounds import (
+    GrantOrderBounds,
+    NumberBounds,
+    ProtocolBounds,
+    SelectionBounds,
+)
+from oracle.conformance.cases import (
+    Case,
+    Counts,
+    backlog_cap_cases,
+    grant_expiry_cases,
+    grant_order_cases,
+    protocol_cases,
+    selection_cases,
+)
+from oracle.conformance.decisions import normal_answer
+from oracle.conformance.implementations import (
+    ApplyEvent,
+    AttemptAdmission,
+    BacklogAppend,
+    BacklogCap,
+    Failed,
+    GrantExpiry,
+    Implementation,
+    ImplementationBroken,
+    NextGrantIndex,
+    SelectWaiting,
+    TakeNextGrantee,
+    from_callables,
+    grant_order_implementation,
+)
+from oracle.conformance.report import ConformanceReport, Disagreement
+from oracle.conformance.wire import JSON, WireError
+
+__all__ = [
+    "CHECKS",
+    "CheckDefinition",
+    "check_admission_attempt",
+    "check_backlog_cap",
+    "check_grant_expiry",
+    "check_grant_order",
+    "check_selection",
+    "check_tick_protocol",
+    "judge",
+    "run_conformance",
+]
+
+#: Requests sent to the implementation at once (a process answers them in a stream).
+BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class CheckDefinition:
+    """One conformance check: its decisions and how it enumerates its cases."""
+
+    name: str
+    description: str
+    decisions: tuple[str, ...]
+    cases: Callable[[Level, Counts], Iterator[Case]]
+    bounds: Callable[[Level], Mapping[str, str]]
+
+
+#: Every check, in the order ``verify --against-command`` runs them.
+CHECKS: tuple[CheckDefinition, ...] = (
+    CheckDefinition(
+        "grant expiry",
+        "slice_grant_expired on every small count and budget and the integer edges",
+        ("slice_grant_expired",),
+        lambda level, counts: grant_expiry_cases(NumberBounds.at(level), counts),
+        lambda level: NumberBounds.at(level).describe(),
+    ),
+    CheckDefinition(
+        "backlog cap",
+        "backlog_admits on every small backlog length and budget and the integer edges",
+        ("backlog_admits",),
+        lambda level, counts: backlog_cap_cases(NumberBounds.at(level), counts),
+        lambda level: NumberBounds.at(level).describe(),
+    ),
+    CheckDefinition(
+        "grant order",
+        "next_grant_index, take_next_grantee (skip accounting) and re-entry on every small backlog",
+        ("next_grant_index", "take_next_grantee", "backlog_append"),
+        lambda level, counts: grant_order_cases(GrantOrderBounds.at(level), counts),
+        lambda level: GrantOrderBounds.at(level).describe(),
+    ),
+    CheckDefinition(
+        "tick protocol",
+        "apply_event on every reachable state of the spec's tick protocol, every event",
+        ("apply_event",),
+        lambda level, counts: protocol_cases(ProtocolBounds.at(level), counts),
+        lambda level: ProtocolBounds.at(level).describe(),
+    ),
+    CheckDefinition(
+        "selection",
+        "select_waiting on every small waiting queue, policy and moment",
+        ("select_waiting",),
+        lambda level, counts: selection_cases(SelectionBounds.at(level), counts, False),
+        lambda level: SelectionBounds.at(level).describe(),
+    ),
+    CheckDefinition(
+        "admission attempt",
+        "one attempt_admission (fits always, never, all but the selected) on every small"
+        " waiting queue",
+        ("attempt_admission",),
+        lambda level, counts: selection_cases(SelectionBounds.at(level), counts, True),
+        lambda level: SelectionBounds.at(level).describe(),
+    ),
+)
+_BY_NAME = {check.name: check for check in CHECKS}
+
+
+def judge(
+    implementation: Implementation, case: Case, answer: JSON | Failed
+) -> tuple[str, JSON] | None:
+    """None when ``answer`` agrees with the spec's on ``case``; else why not, and the
+    answer in normal form (None when there is none). A malformed answer of an
+    implementation whose malformed answers end the run raises
+    :class:`~oracle.conformance.implementations.ImplementationBroken`."""
+    if isinstance(answer, Failed):
+        return (f"no answer: {answer.reason}", None)
+    if implementation.answers_normal and answer == case.expected:
+        return None
+    try:
+        normal = normal_answer(case.decision, answer)
+    except WireError as error:
+        if implementation.malformed_ends_run:
+            raise ImplementationBroken(f"malformed answer to {case.decision}: {error}") from None
+        return (f"malformed answer: {error}", None)
+    if normal == case.expected:
+        return None
+    expected = case.expected
+    if isinstance(normal, dict) and isinstance(expected, dict):
+        fields = sorted(
+            name for name in {*normal, *expected} if normal.get(name) != expected.get(name)
+        )
+        return (f"answered differently ({', '.join(fields)})", normal)
+    return ("answered differently", normal)
+
+
+@dataclass(slots=True)
+class _Found:
+    """The disagreements counted, and the smallest kept (by size, then order found)."""
+
+    disagreements: int = 0
+    kept: list[tuple[int, int, Case, str, JSON]] = field(default_factory=list)
+
+    def add(self, order: int, case: Case, problem: str, answered: JSON) -> None:
+        self.disagreements += 1
+        kept = self.kept
+        if len(kept) < KEPT_COUNTEREXAMPLES or case.size < kept[-1][0]:
+            kept.append((case.size, order, case, problem, answered))
+            kept.sort(key=lambda item: (item[0], item[1]))
+            del kept[KEPT_COUNTEREXAMPLES:]
+
+
+def _disagreement(
+    check: str, implementation: Implementation, case: Case, problem: str, answered: JSON
+) -> Disagreement:
+    """A kept disagreement; a tick protocol case is asked again with the requests named
+    as in its path of events, and shown so if the implementation still disagrees."""
+    inputs, expected = case.inputs, case.expected
+    if case.renamed is not None:
+        renamed_inputs, renamed_expected = case.renamed()
+        renamed = Case(case.decision, renamed_inputs, renamed_expected, case.size, case.where)
+        verdict = judge(
+            implementation, renamed, implementation.answer(case.decision, renamed_inputs)
+        )
+        if verdict is not None:
+            inputs, expected, (problem, answered) = renamed_inputs, renamed_expected, verdict
+    return Disagreement(
+        check,
+        case.decision,
+        case.where(),
+        inputs,
+        expected,
+        answered,
+        problem,
+        case.size,
+        case.events(),
+        case.scenario(),
+    )
+
+
+def run_cases(  # noqa: PLR0917 - the parts of one report
+    name: str,
+    description: str,
+    decisions: Sequence[str],
+    implementation: Implementation,
+    cases: Callable[[Counts], Iterable[Case]],
+    bounds: Mapping[str, str],
+    level: Level | None,
+    kind: Literal["exhaustive", "property"] = "exhaustive",
+) -> ConformanceReport:
+    """Ask ``implementation`` every case of ``cases`` whose decision it answers (in
+    batches), compare each answer with the spec's, and report."""
+    answered = implementation.decisions()
+    checked = tuple(d for d in decisions if d in answered)
+    missing = tuple(d for d in decisions if d not in answered)
+    started = time.perf_counter()
+    counts: Counts = {}
+    found = _Found()
+    total = 0
+    if checked:
+        wanted = frozenset(checked)
+        selected = (case for case in cases(counts) if case.decision in wanted)
+        asked: deque[list[Case]] = deque()  # the batches sent and not yet answered
+
+        def requests() -> Iterator[list[tuple[str, Mapping[str, JSON]]]]:
+            while batch := list(itertools.islice(selected, BATCH)):
+                asked.append(batch)
+                yield [(case.decision, case.inputs) for case in batch]
+
+        for answers in implementation.stream(requests()):
+            batch = asked.popleft()
+            if len(answers) != len(batch):  # pragma: no cover - the kit's own answer each
+                raise ImplementationBroken(f"{len(answers)} answers to {len(batch)} requests")
+            for case, answer in zip(batch, answers, strict=True):
+                total += 1
+                counts[f"{case.decision} cases"] = counts.get(f"{case.decision} cases", 0) + 1
+                verdict = judge(implementation, case, answer)
+                if verdict is not None:
+                    found.add(total, case, *verdict)
+    counterexamples = tuple(
+        _disagreement(name, implementation, case, problem, answered_value)
+        for _, _, case, problem, answered_value in found.kept
+    )
+    return ConformanceReport(
+        check=name,
+        description=description,
+        kind=kind,
+        level=level,
+        bounds=bounds,
+        decisions=checked,
+        not_answered=missing,
+        cases=total,
+        counts=counts,
+        disagreements=found.disagreements,
+        counterexamples=counterexamples,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _run(
+    name: str,
+    implementation: Implementation,
+    level: Level | None,
+    cases: Callable[[Counts], Iterable[Case]],
+    bounds: Mapping[str, str],
+) -> ConformanceReport:
+    check = _BY_NAME[name]
+    return run_cases(
+        check.name, check.description, check.decisions, implementation, cases, bounds, level
+    )
+
+
+def check_grant_expiry(
+    slice_grant_expired: Implementation | GrantExpiry,
+    *,
+    bounds: NumberBounds | Level = "default",
+) -> ConformanceReport:
+    """``slice_grant_expired(slices_in_grant, budget, backlog_pending)`` on every count
+    and budget of ``bounds``, both flags, against the spec."""
+    chosen = NumberBounds.at(bounds) if isinstance(bounds, str) else bounds
+    implementation = (
+        slice_grant_expired
+        if isinstance(slice_grant_expired, Implementation)
+        else from_callables(slice_grant_expired=slice_grant_expired)
+    )
+    level = bounds if isinstance(bounds, str) else None
+    return _run(
+        "grant expiry",
+        implementation,
+        level,
+        partial(grant_expiry_cases, chosen),
+        chosen.describe(),
+    )
+
+
+def check_backlog_cap(
+    backlog_admits: Implementation | BacklogCap,
+    *,
+    bounds: NumberBounds | Level = "default",
+) -> ConformanceReport:
+    """``backlog_admits(backlog_len, budget)`` on every length and budget of ``bounds``."""
+    chosen = NumberBounds.at(bounds) if isinstance(bounds, str) else bounds
+    implementation = (
+        backlog_admits
+        if isinstance(backlog_admits, Implementation)
+        else from_callables(backlog_admits=backlog_admits)
+    )
+    level = bounds if isinstance(bounds, str) else None
+    return _run(
+        "backlog cap", implementation, level, partial(backlog_cap_cases, chosen), chosen.describe()
+    )
+
+
+def check_grant_order(
+    take_next_grantee: Implementation | TakeNextGrantee | None = None,
+    *,
+    next_grant_index: NextGrantIndex | None = None,
+    backlog_append: BacklogAppend | None = None,
+    bounds: GrantOrderBounds | Level = "default",
+) -> ConformanceReport:
+    """The grant order with its skip accounting on every backlog of ``bounds``:
+    ``take_next_grantee(backlog, skip_cap)`` (the chosen entry and every other
+    entry's skip count), and, when given, ``next_grant_index(entries, skip_cap)`` and
+    ``backlog_append(backlog, entry)`` (re-entry at the back with no skips). With an
+    :class:`~oracle.conformance.implementations.Implementation`, every one of the three
+    it answers."""
+    chosen = GrantOrderBounds.at(bounds) if isinstance(bounds, str) else bounds
+    implementation = grant_order_implementation(take_next_grantee, next_grant_index, backlog_append)
+    level = bounds if isinstance(bounds, str) else None
+    return _run(
+        "grant order", implementation, level, partial(grant_order_cases, chosen), chosen.describe()
+    )
+
+
+def check_tick_protocol(
+    apply_event: Implementation | ApplyEvent,
+    *,
+    bounds: ProtocolBounds | Level = "default",
+) -> ConformanceReport:
+    """``apply_event(state, event)`` (a step function over the event types) on every
+    state of the spec reachable within ``bounds`` and every event of the model check's
+    domain there: the new state and outcome, or the refusal, must be the spec's."""
+    chosen = ProtocolBounds.at(bounds) if isinstance(bounds, str) else bounds
+    implementation = (
+        apply_event
+        if isinstance(apply_event, Implementation)
+        else from_callables(apply_event=apply_event)
+    )
+    level = bounds if isinstance(bounds, str) else None
+    return _run(
+        "tick protocol", implementation, level, partial(protocol_cases, chosen), chosen.describe()
+    )
+
+
+def check_selection(
+    select_waiting: Implementation | SelectWaiting,
+    *,
+    bounds: SelectionBounds | Level = "default",
+) -> ConformanceReport:
+    """``select_waiting(queue, policy, moment)`` on every queue, policy and moment of
+    ``bounds``: the entry selected and its key values."""
+    chosen = SelectionBounds.at(bounds) if isinstance(bounds, str) else bounds
+    implementation = (
+        select_waiting
+        if isinstance(select_waiting, Implementation)
+        else from_callables(select_waiting=select_waiting)
+    )
+    level = bounds if isinstance(bounds, str) else None
+    return _run(
+        "selection",
+        implementation,
+        level,
+        partial(selection_cases, chosen, attempts=False),
+        chosen.describe(),
+    )
+
+
+def check_admission_attempt(
+    attempt_admission: Implementation | AttemptAdmission,
+    *,
+    bounds: SelectionBounds | Level = "default",
+) -> ConformanceReport:
+    """One ``attempt_admission(queue, policy, moment, fits)`` on every queue, policy and
+    moment of ``bounds``, with the selected entry fitting, not fitting, and every
+    entry but the selected one fitting (no fit-first skipping): the outcome, the entry,
+    its key values and the queue left."""
+    chosen = SelectionBounds.at(bounds) if isinstance(bounds, str) else bounds
+    implementation = (
+        attempt_admission
+        if isinstance(attempt_admission, Implementation)
+        else from_callables(attempt_admission=attempt_admission)
+    )
+    level = bounds if isinstance(bounds, str) else None
+    return _run(
+        "admission attempt",
+        implementation,
+        level,
+        partial(selection_cases, chosen, attempts=True),
+        chosen.describe(),
+    )
+
+
+def run_conformance(
+    implementation: Implementation,
+    *,
+    level: Level = "default",
+    checks: Collection[str] | None = None,
+    progress: Callable[[ConformanceReport], None] | None = None,
+) -> tuple[ConformanceReport, ...]:
+    """Every check (or those named in ``checks``) at ``level``, in order; a check whose
+    decisions the implementation answers none of is reported as not run. ``progress``
+    is called with each report as soon as it is made."""
+    unknown = sorted(set(checks or ()) - set(_BY_NAME))
+    if unknown:
+        raise ValueError(
+            f"no check is named {', '.join(unknown)} (the checks: {', '.join(_BY_NAME)})"
+        )
+    reports = []
+    for check in CHECKS:
+        if checks is not None and check.name not in checks:
+            continue
+        report = run_cases(
+            check.name,
+            check.description,
+            check.decisions,
+            implementation,
+            partial(check.cases, level),
+            check.bounds(level),
+            level,
+        )
+        reports.append(report)
+        if progress is not None:
+            progress(report)
+    return tuple(reports)

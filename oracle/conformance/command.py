@@ -1,0 +1,407 @@
+"""A foreign implementation as a process: the JSON-lines protocol, and
+``policy-kernel verify --against-command``.
+
+The kit starts the command and writes one request per line on its stdin; the
+process writes one answer per line on its stdout, in the order of the requests
+(docs/conformance.md):
+
+.. code-block:: text
+
+    -> {"id": 0, "decision": "hello", "inputs": {"protocol": 1}}
+    <- {"id": 0, "answer": {"protocol": 1, "decisions": ["backlog_admits", "apply_event"]}}
+    -> {"id": 1, "decision": "backlog_admits", "inputs": {"backlog_len": 2, "budget": 8}}
+    <- {"id": 1, "answer": false}
+
+An answer may instead be ``{"id": N, "error": "why"}``: no answer to that request
+(a disagreement). Requests are sent ahead of the answers (a stream), so the process
+must read and answer one line at a time and flush each answer. Its stderr is its
+own (the kit keeps the last lines, to show if it dies). When the kit is done it
+closes stdin; the process should then exit.
+
+An answer that does not come within the timeout, a process that exits or closes
+its stdout, a line that is not a JSON object with the request's ``id`` and an
+``answer`` or ``error``, or an answer not of the decision's form ends the run:
+:class:`~oracle.conformance.implementations.ImplementationBroken`, one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import queue
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import IO, TextIO
+
+from oracle.checks.framework import Level
+from oracle.conformance.checks import run_conformance
+from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
+from oracle.conformance.implementations import Failed, Implementation, ImplementationBroken
+from oracle.conformance.report import ConformanceReport
+from oracle.conformance.wire import JSON, canonical
+from policy.text import printable
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_LINE",
+    "CommandImplementation",
+    "verify_against_command",
+]
+
+#: Seconds to wait for each answer (the first one includes the process's start).
+DEFAULT_TIMEOUT = 10.0
+#: The longest answer line read (bytes); a longer one is malformed.
+MAX_LINE = 1 << 20
+#: Seconds a process is given to exit after its stdin is closed, then to die when
+#: terminated, before it is killed.
+_GRACE = 2.0
+_STDERR_LINES = 5
+_EOF = b""
+_CHUNK = 1 << 16
+
+
+_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+def _not_json(name: str) -> JSON:
+    """JSON has no NaN or Infinity (Python's reader would take them): not a JSON line."""
+    raise ValueError(f"{name} is not JSON")
+
+
+def _compact(message: Mapping[str, JSON]) -> str:
+    """One protocol line (compact JSON; numbers JSON has none of are already strings)."""
+    return _ENCODE(message) + "\n"
+
+
+def _shown(text: str, limit: int = 120) -> str:
+    text = printable(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class CommandImplementation(Implementation):
+    """An implementation in another process, speaking the JSON-lines protocol.
+
+    ``command`` is a command line (split like a POSIX shell's words, without a
+    shell: use ``sh -c '...'`` for pipes or variables) or a list of arguments.
+    Use it as a context manager, or call :meth:`close`; the process is started
+    at once, and asked which decisions it answers by the first request.
+    """
+
+    malformed_ends_run = True
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        if not timeout > 0 or math.isinf(timeout):
+            raise ValueError(f"the timeout must be a positive number of seconds, not {timeout}")
+        arguments = shlex.split(command) if isinstance(command, str) else list(command)
+        if not arguments:
+            raise ValueError("the command is empty")
+        self.command = command if isinstance(command, str) else shlex.join(arguments)
+        self.timeout = timeout
+        self._next_id = 0
+        self._decisions: frozenset[str] | None = None
+        self._stderr: deque[str] = deque(maxlen=_STDERR_LINES)
+        self._lines: queue.Queue[list[bytes]] = queue.Queue()  # lines, as they came
+        self._ready: deque[bytes] = deque()  # lines come and not yet read
+        self._outgoing: queue.Queue[bytes | None] = queue.Queue()
+        self._broken: str | None = None
+        try:
+            self._process = subprocess.Popen(
+                arguments,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=None if env is None else dict(env),
+            )
+        except OSError as error:
+            raise ImplementationBroken(
+                f"cannot start {_shown(self.command)}: {error.strerror or error}"
+            ) from None
+        streams = (self._process.stdin, self._process.stdout, self._process.stderr)
+        self._threads = [
+            threading.Thread(target=work, args=(stream,), daemon=True)
+            for work, stream in zip(
+                (self._write, self._read, self._read_stderr), streams, strict=True
+            )
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    # ------------------------------------------------------------------ the streams
+
+    def _write(self, stream: IO[bytes] | None) -> None:
+        assert stream is not None  # every stream is a pipe
+        try:
+            while (line := self._outgoing.get()) is not None:
+                stream.write(line)
+                if self._outgoing.empty():
+                    stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # the process is gone: the reader sees its stdout close
+        finally:
+            with contextlib.suppress(BrokenPipeError, OSError):
+                stream.close()
+
+    def _read(self, stream: IO[bytes] | None) -> None:
+        """Hand the answer lines to :meth:`_receive`, as many as came at once."""
+        assert stream is not None
+        pending = b""
+        try:
+            while chunk := os.read(stream.fileno(), _CHUNK):
+                *lines, pending = (pending + chunk).split(b"\n")
+                if lines:
+                    self._lines.put(lines)
+                if len(pending) > MAX_LINE:  # no end of line in sight: _receive says so
+                    self._lines.put([pending])
+                    pending = b""
+                    return
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._lines.put([pending, _EOF] if pending else [_EOF])
+
+    def _read_stderr(self, stream: IO[bytes] | None) -> None:
+        assert stream is not None
+        try:
+            for line in stream:
+                text = line.decode("utf-8", "replace").strip()
+                if text:
+                    self._stderr.append(text)
+        except (OSError, ValueError):
+            pass
+
+    # --------------------------------------------------------------------- requests
+
+    def _fail(self, reason: str) -> ImplementationBroken:
+        self._broken = reason
+        return ImplementationBroken(reason)
+
+    def _died(self, request: int, decision: str) -> ImplementationBroken:
+        try:
+            status: int | None = self._process.wait(timeout=_GRACE)
+        except subprocess.TimeoutExpired:
+            status = None
+        how = (
+            "closed its stdout"
+            if status is None
+            else f"exited with status {status}"
+            if status >= 0
+            else f"was killed by signal {-status}"
+        )
+        said = f"; its last stderr line: {_shown(self._stderr[-1])}" if self._stderr else ""
+        return self._fail(
+            f"the command {how} before answering request {request} ({decision}){said}"
+        )
+
+    def _receive(self, request: int, decision: str) -> JSON | Failed:
+        if not self._ready:
+            try:
+                self._ready.extend(self._lines.get(timeout=self.timeout))
+            except queue.Empty:
+                raise self._fail(
+                    f"no answer within {self.timeout:g} s to request {request} ({decision})"
+                ) from None
+        line = self._ready.popleft()
+        if line == _EOF:
+            self._ready.append(_EOF)  # later requests see the end too
+            raise self._died(request, decision)
+        where = f"answer to request {request} ({decision})"
+        if len(line) > MAX_LINE:
+            raise self._fail(f"malformed {where}: a line longer than {MAX_LINE} bytes")
+        line = line.rstrip(b"\r")
+        try:
+            message = json.loads(line, parse_constant=_not_json)
+        except (UnicodeDecodeError, ValueError):
+            raise self._fail(
+                f"malformed {where}: not a JSON line: {_shown(line.decode('utf-8', 'replace'))}"
+            ) from None
+        if not isinstance(message, dict):
+            raise self._fail(f"malformed {where}: not a JSON object: {_shown(canonical(message))}")
+        if message.get("id") != request or isinstance(message.get("id"), bool):
+            raise self._fail(
+                f"malformed {where}: its id is {_shown(json.dumps(message.get('id')))}"
+                f" (answers come in the order of the requests)"
+            )
+        if ("answer" in message) == ("error" in message):
+            raise self._fail(f"malformed {where}: it must hold either 'answer' or 'error'")
+        if "error" in message:
+            return Failed(f"the implementation said: {_shown(str(message['error']), 300)}")
+        answer: JSON = message["answer"]
+        return answer
+
+    def _send(self, requests: Sequence[tuple[str, Mapping[str, JSON]]]) -> tuple[int, list[str]]:
+        if self._broken is not None:
+            raise ImplementationBroken(self._broken)
+        first = self._next_id
+        self._next_id += len(requests)
+        lines = [
+            _compact({"id": first + offset, "decision": decision, "inputs": inputs})
+            for offset, (decision, inputs) in enumerate(requests)
+        ]
+        self._outgoing.put("".join(lines).encode())
+        return first, [decision for decision, _ in requests]
+
+    def _collect(self, sent: tuple[int, list[str]]) -> list[JSON | Failed]:
+        first, decisions = sent
+        return [self._receive(first + offset, name) for offset, name in enumerate(decisions)]
+
+    def answer_many(
+        self, requests: Sequence[tuple[str, Mapping[str, JSON]]]
+    ) -> list[JSON | Failed]:
+        return self._collect(self._send(requests))
+
+    def stream(
+        self, batches: Iterable[Sequence[tuple[str, Mapping[str, JSON]]]]
+    ) -> Iterator[list[JSON | Failed]]:
+        in_flight: deque[tuple[int, list[str]]] = deque()
+        for batch in batches:
+            in_flight.append(self._send(batch))
+            if len(in_flight) > 1:
+                yield self._collect(in_flight.popleft())
+        while in_flight:
+            yield self._collect(in_flight.popleft())
+
+    def decisions(self) -> frozenset[str]:
+        """The decisions the process answers (asked once, by the ``hello`` request)."""
+        if self._decisions is None:
+            (answer,) = self.answer_many([(HELLO, {"protocol": PROTOCOL_VERSION})])
+            if isinstance(answer, Failed):
+                raise self._fail(f"the command refused the hello request: {answer.reason}")
+            if not isinstance(answer, dict) or not isinstance(answer.get("decisions"), list):
+                raise self._fail(
+                    "malformed answer to hello: it must be"
+                    ' {"protocol": 1, "decisions": [names...]}, not ' + _shown(canonical(answer))
+                )
+            if answer.get("protocol") != PROTOCOL_VERSION:
+                raise self._fail(
+                    f"the command speaks protocol {_shown(canonical(answer.get('protocol')))},"
+                    f" this kit speaks {PROTOCOL_VERSION}"
+                )
+            named = answer["decisions"]
+            self._decisions = frozenset(name for name in named if name in DECISIONS)
+        return self._decisions
+
+    def close(self) -> int | None:
+        """Close the process's stdin and wait for it to exit (terminate it, then kill
+        it, if it does not); its exit status."""
+        self._outgoing.put(None)
+        process = self._process
+        # A process that broke the protocol is not waited for: it may be hung.
+        polite = () if self._broken is not None else (None,)
+        for stop in (*polite, process.terminate, process.kill):
+            if stop is not None:
+                stop()
+            try:
+                process.wait(timeout=_GRACE)
+            except subprocess.TimeoutExpired:
+                continue
+            break
+        for thread in self._threads:
+            thread.join(timeout=_GRACE)
+        return process.returncode
+
+    def __enter__(self) -> CommandImplementation:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        del kind, error, traceback
+        self.close()
+
+
+# ---------------------------------------------------------------------- the command line
+
+EXIT_AGREES = 0
+EXIT_DISAGREES = 1
+EXIT_BROKEN = 2
+
+
+def _render_header(command: str, level: Level, decisions: Collection[str], out: TextIO) -> None:
+    out.write(
+        f"policy-kernel verify --against-command: {level} bounds, command {_shown(command)}"
+        f" ({len(decisions)} of {len(DECISIONS)} decisions answered)\n\n"
+    )
+
+
+def verify_against_command(
+    command: str,
+    *,
+    level: Level = "default",
+    timeout: float = DEFAULT_TIMEOUT,
+    as_json: bool = False,
+    checks: Collection[str] | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    """Run the conformance checks at ``level`` (or those named in ``checks``) against
+    the implementation that ``command`` starts, and report as ``policy-kernel verify``
+    does. Exit status: 0 every check agrees, 1 a disagreement, 2 the command cannot
+    be started, dies, does not answer within ``timeout`` seconds, writes a malformed
+    answer or answers none of the decisions (one line on ``err``)."""
+    started = time.perf_counter()
+    try:
+        implementation = CommandImplementation(command, timeout=timeout)
+    except (ValueError, ImplementationBroken) as error:
+        err.write(f"policy-kernel verify: {error}\n")
+        return EXIT_BROKEN
+    reports: tuple[ConformanceReport, ...] = ()
+    with implementation:
+        try:
+            decisions = implementation.decisions()
+            if not decisions:
+                err.write(
+                    "policy-kernel verify: the command answers none of the decisions"
+                    f" ({', '.join(DECISIONS)})\n"
+                )
+                return EXIT_BROKEN
+            if not as_json:
+                _render_header(command, level, decisions, out)
+
+            def show(report: ConformanceReport) -> None:
+                if not as_json:
+                    out.write(report.text() + "\n")
+                    out.flush()
+
+            reports = run_conformance(implementation, level=level, checks=checks, progress=show)
+        except ImplementationBroken as error:
+            out.flush()
+            err.write(f"policy-kernel verify: {error}\n")
+            return EXIT_BROKEN
+    wall = time.perf_counter() - started
+    failed = sum(not report.passed for report in reports)
+    skipped = sum(not report.ran for report in reports)
+    passed = len(reports) - failed - skipped
+    if as_json:
+        document = {
+            "command": command,
+            "level": level,
+            "checks": [report.to_json() for report in reports],
+            "wall_seconds": round(wall, 2),
+            "passed": failed == 0,
+        }
+        out.write(json.dumps(document, allow_nan=False) + "\n")
+    else:
+        out.write(
+            f"verify --against-command: {passed} passed, {failed} failed, {skipped} skipped"
+            f" in {math.ceil(wall)} s\n"
+        )
+    return EXIT_AGREES if failed == 0 else EXIT_DISAGREES

@@ -1,0 +1,248 @@
+"""The decisions of the conformance protocol, and what a well-formed answer to each is.
+
+Each decision has a name (the request's ``decision``), JSON inputs and a JSON
+answer (docs/conformance.md). :func:`normal_answer` reads an answer: it raises
+:class:`~oracle.conformance.wire.WireError` for one that is not of the
+decision's form (a *malformed* answer), and otherwise returns it in a normal
+form in which two answers agree exactly when they are equal: only the fields
+the protocol defines, every float in one spelling (``1`` and ``1.0`` are one
+number, NaN equals NaN, ``-0.0`` differs from ``0.0``).
+
+>>> normal_answer("select_waiting", {"index": 0, "keys": [1.0, "NaN", -0.0], "note": "x"})
+{'index': 0, 'keys': [1, 'NaN', '-0.0']}
+>>> normal_answer("backlog_admits", 1)
+Traceback (most recent call last):
+...
+oracle.conformance.wire.WireError: backlog_admits: true or false, not 1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from oracle.conformance.wire import JSON, WireError, number_json, read_float
+from oracle.conformance.wire import shown as _shown
+
+__all__ = [
+    "DECISIONS",
+    "HELLO",
+    "PROTOCOL_VERSION",
+    "normal_answer",
+]
+
+#: The protocol's version, exchanged by the ``hello`` request.
+PROTOCOL_VERSION = 1
+#: The first request of a session: which decisions does the implementation answer?
+HELLO = "hello"
+
+
+def _fail(what: str, wanted: str, value: JSON) -> WireError:
+    return WireError(f"{what}: {wanted}, not {_shown(value)}")
+
+
+def _flag(value: JSON, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(what, "true or false", value)
+    return value
+
+
+def _int(value: JSON, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(what, "an integer", value)
+    return value
+
+
+def _text(value: JSON, what: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(what, "a string", value)
+    return value
+
+
+def _request(value: JSON, what: str) -> str | int:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _fail(what, "a request id (a string or an integer)", value)
+    return value
+
+
+def _object(value: JSON, what: str, fields: tuple[str, ...]) -> Mapping[str, JSON]:
+    if not isinstance(value, dict):
+        raise _fail(what, "an object", value)
+    missing = [name for name in fields if name not in value]
+    if missing:
+        raise _fail(what, "an object with " + ", ".join(map(repr, missing)), value)
+    return value
+
+
+def _list(value: JSON, what: str) -> list[JSON]:
+    if not isinstance(value, list):
+        raise _fail(what, "a list", value)
+    return value
+
+
+def _tuple(value: JSON, what: str, size: int) -> list[JSON]:
+    items = _list(value, what)
+    if len(items) != size:
+        raise _fail(what, f"a list of {size}", value)
+    return items
+
+
+def _number(value: JSON, what: str) -> float | int | str:
+    try:
+        return number_json(read_float(value))
+    except WireError as error:
+        raise WireError(f"{what}: {error}") from None
+
+
+# --------------------------------------------------------------------------- rotation
+
+_ENTRY = ("request", "lane", "kind", "skipped", "cancelled")
+_ACTIVE = ("request", "lane", "slices", "budget", "in_flight", "cancelled")
+_OBSERVATION = (
+    "branches", "use", "action", "ended", "grants", "active", "backlog", "yielded", "acted",
+)  # fmt: skip
+
+
+def _entry(value: JSON, what: str) -> dict[str, JSON]:
+    entry = _object(value, what, _ENTRY)
+    return {
+        "request": _request(entry["request"], what + ".request"),
+        "lane": _text(entry["lane"], what + ".lane"),
+        "kind": _text(entry["kind"], what + ".kind"),
+        "skipped": _int(entry["skipped"], what + ".skipped"),
+        "cancelled": _flag(entry["cancelled"], what + ".cancelled"),
+    }
+
+
+def _backlog(value: JSON, what: str) -> list[JSON]:
+    return [_entry(item, f"{what}[{i}]") for i, item in enumerate(_list(value, what))]
+
+
+def _grant_index(answer: JSON) -> JSON:
+    return None if answer is None else _int(answer, "next_grant_index")
+
+
+def _take(answer: JSON) -> JSON:
+    if answer is None:
+        return None
+    taken = _object(answer, "take_next_grantee", ("chosen", "backlog"))
+    return {
+        "chosen": _entry(taken["chosen"], "chosen"),
+        "backlog": _backlog(taken["backlog"], "backlog"),
+    }
+
+
+def _optional_text(value: JSON, what: str) -> str | None:
+    return None if value is None else _text(value, what)
+
+
+def _observation(answer: JSON) -> JSON:
+    if isinstance(answer, dict) and "refused" in answer:
+        return {"refused": _text(answer["refused"], "refused")}
+    seen = _object(answer, "apply_event", _OBSERVATION)
+    action = seen["action"]
+    if action is not None:
+        request, kind = _tuple(action, "action", 2)
+        action = [_request(request, "action[0]"), _text(kind, "action[1]")]
+    ended = []
+    for i, item in enumerate(_list(seen["ended"], "ended")):
+        request, ending = _tuple(item, f"ended[{i}]", 2)
+        ended.append([_request(request, f"ended[{i}][0]"), _text(ending, f"ended[{i}][1]")])
+    grants = []
+    for i, item in enumerate(_list(seen["grants"], "grants")):
+        request, slices, parked = _tuple(item, f"grants[{i}]", 3)
+        grants.append(
+            [
+                _request(request, f"grants[{i}][0]"),
+                _int(slices, f"grants[{i}][1]"),
+                _flag(parked, f"grants[{i}][2]"),
+            ]
+        )
+    active = seen["active"]
+    if active is not None:
+        job = _object(active, "active", _ACTIVE)
+        active = {
+            "request": _request(job["request"], "active.request"),
+            "lane": _text(job["lane"], "active.lane"),
+            "slices": _int(job["slices"], "active.slices"),
+            "budget": _int(job["budget"], "active.budget"),
+            "in_flight": _optional_text(job["in_flight"], "active.in_flight"),
+            "cancelled": _flag(job["cancelled"], "active.cancelled"),
+        }
+    return {
+        "branches": [
+            _text(branch, f"branches[{i}]")
+            for i, branch in enumerate(_list(seen["branches"], "branches"))
+        ],
+        "use": _optional_text(seen["use"], "use"),
+        "action": action,
+        "ended": ended,
+        "grants": grants,
+        "active": active,
+        "backlog": _backlog(seen["backlog"], "backlog"),
+        "yielded": _flag(seen["yielded"], "yielded"),
+        "acted": _flag(seen["acted"], "acted"),
+    }
+
+
+# ---------------------------------------------------------------------------- selection
+
+
+def _keys(value: JSON) -> list[JSON]:
+    return [_number(key, f"keys[{i}]") for i, key in enumerate(_list(value, "keys"))]
+
+
+def _selection(answer: JSON) -> JSON:
+    if answer is None:
+        return None
+    chosen = _object(answer, "select_waiting", ("index", "keys"))
+    return {"index": _int(chosen["index"], "index"), "keys": _keys(chosen["keys"])}
+
+
+_OUTCOMES = ("admitted", "blocked")
+
+
+def _attempt(answer: JSON) -> JSON:
+    outcome = _text(_object(answer, "attempt_admission", ("outcome",))["outcome"], "outcome")
+    assert isinstance(answer, dict)
+    if outcome == "empty":
+        return {"outcome": "empty"}
+    if outcome not in _OUTCOMES:
+        raise _fail("outcome", "empty, admitted or blocked", outcome)
+    fields = _object(answer, "attempt_admission", ("index", "keys", "queue"))
+    return {
+        "outcome": outcome,
+        "index": _int(fields["index"], "index"),
+        "keys": _keys(fields["keys"]),
+        "queue": [
+            _request(item, f"queue[{i}]") for i, item in enumerate(_list(fields["queue"], "queue"))
+        ],
+    }
+
+
+def _boolean(name: str) -> Callable[[JSON], JSON]:
+    def read(answer: JSON) -> JSON:
+        return _flag(answer, name)
+
+    return read
+
+
+#: Every decision of the protocol, in the order the checks run them, with the
+#: function reading its answer into the normal form.
+DECISIONS: Mapping[str, Callable[[JSON], JSON]] = {
+    "slice_grant_expired": _boolean("slice_grant_expired"),
+    "backlog_admits": _boolean("backlog_admits"),
+    "next_grant_index": _grant_index,
+    "take_next_grantee": _take,
+    "backlog_append": lambda answer: _backlog(answer, "backlog_append"),
+    "apply_event": _observation,
+    "select_waiting": _selection,
+    "attempt_admission": _attempt,
+}
+
+
+def normal_answer(decision: str, answer: JSON) -> JSON:
+    """``answer`` to ``decision`` in normal form; a ``WireError`` when it is malformed."""
+    read = DECISIONS.get(decision)
+    if read is None:
+        raise WireError(f"no decision is named {_shown(decision)}")
+    return read(answer)

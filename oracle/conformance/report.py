@@ -1,0 +1,177 @@
+"""What a conformance check reports: cases run, bounds, and the smallest disagreements."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from oracle.checks.framework import Level
+from oracle.conformance.wire import JSON, canonical
+
+__all__ = ["ConformanceReport", "Disagreement"]
+
+
+def _line(value: JSON) -> str:
+    try:
+        return canonical(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+#: Answers shown in a summary line when together at most this long.
+_SHORT = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """One case on which the implementation and the spec disagree.
+
+    ``inputs`` is the request's inputs as sent, ``expected`` the spec's answer and
+    ``answered`` the implementation's (both in normal form; ``answered`` is None
+    when it gave none, and ``problem`` says why). For the tick protocol,
+    ``events`` leads from the initial state to the case's state (request names
+    may differ from the state's, which are canonical), its own event last, and
+    ``scenario`` is that run as an events scenario file expecting the spec's
+    observation after every event (``policy-kernel replay`` replays it).
+    """
+
+    check: str
+    decision: str
+    where: str
+    inputs: Mapping[str, JSON]
+    expected: JSON
+    answered: JSON
+    problem: str
+    size: int
+    events: tuple[JSON, ...] = ()
+    scenario: Mapping[str, JSON] = field(default_factory=dict)
+
+    @property
+    def request(self) -> dict[str, JSON]:
+        """The request to send again to see it (the protocol's form, without an id)."""
+        return {"decision": self.decision, "inputs": dict(self.inputs)}
+
+    @property
+    def summary(self) -> str:
+        """One line: the decision, the case and what is wrong (both answers when short)."""
+        head = f"{self.check}: {self.decision}, {self.where}: "
+        expected, answered = _line(self.expected), _line(self.answered)
+        if self.answered is not None and len(expected) + len(answered) <= _SHORT:
+            return f"{head}expected {expected}, answered {answered}"
+        return head + self.problem
+
+    def text(self) -> str:
+        """The summary, then the request, both answers and (tick protocol) the events,
+        one per line, as a test failure or the command line shows them."""
+        lines = [
+            self.summary,
+            f"  request:  {_line(self.request)}",
+            f"  expected: {_line(self.expected)}",
+            f"  answered: {self.problem if self.answered is None else _line(self.answered)}",
+        ]
+        if self.events:
+            lines.append(
+                f"  events from the initial state, its own last: {_line(list(self.events))}"
+            )
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, JSON]:
+        """The disagreement as one JSON object."""
+        return {
+            "check": self.check,
+            "decision": self.decision,
+            "where": self.where,
+            "request": self.request,
+            "expected": self.expected,
+            "answered": self.answered,
+            "problem": self.problem,
+            "size": self.size,
+            "events": list(self.events) or None,
+            "scenario": dict(self.scenario) or None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ConformanceReport:
+    """One check of one implementation.
+
+    ``decisions`` are the decisions checked, ``not_answered`` those of the check the
+    implementation does not answer (a check with no decision answered ran
+    nothing: :attr:`ran` is False). ``cases`` counts the requests compared;
+    ``counts`` adds what was enumerated (per decision, and backlogs, states or
+    queues). ``counterexamples`` holds the smallest disagreements, smallest first.
+    """
+
+    check: str
+    description: str
+    kind: Literal["exhaustive", "property"]
+    level: Level | None
+    bounds: Mapping[str, str]
+    decisions: tuple[str, ...]
+    not_answered: tuple[str, ...]
+    cases: int
+    counts: Mapping[str, int]
+    disagreements: int
+    counterexamples: tuple[Disagreement, ...]
+    seconds: float
+
+    @property
+    def ran(self) -> bool:
+        """Whether any decision of the check was asked."""
+        return bool(self.decisions)
+
+    @property
+    def passed(self) -> bool:
+        """No disagreement (a check that ran nothing passes: see :attr:`ran`)."""
+        return self.disagreements == 0
+
+    @property
+    def smallest(self) -> Disagreement | None:
+        """The smallest counterexample, if any."""
+        return self.counterexamples[0] if self.counterexamples else None
+
+    @property
+    def verdict(self) -> str:
+        """``PASS``, ``FAIL`` or ``SKIPPED`` (no decision of the check answered)."""
+        if not self.ran:
+            return "SKIPPED"
+        return "PASS" if self.passed else "FAIL"
+
+    def text(self) -> str:
+        """The report as the command line prints it."""
+        head = f"{self.check}: {self.verdict}"
+        if not self.ran:
+            return f"{head} (the implementation answers none of {', '.join(self.not_answered)})\n"
+        lines = [
+            f"{head} ({self.cases:,} cases in {self.seconds:.1f} s, {self.kind})",
+            f"  {self.description}",
+        ]
+        lines += [f"  bound   {name}: {text}" for name, text in self.bounds.items()]
+        lines += [f"  count   {name}: {count:,}" for name, count in sorted(self.counts.items())]
+        if self.not_answered:
+            lines.append(f"  not answered (not checked): {', '.join(self.not_answered)}")
+        if self.disagreements:
+            lines.append(f"  {self.disagreements:,} disagreements; the smallest:")
+            for counterexample in self.counterexamples:
+                lines += ["    " + line for line in counterexample.text().splitlines()]
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict[str, JSON]:
+        """The report as one JSON object."""
+        return {
+            "check": self.check,
+            "description": self.description,
+            "kind": self.kind,
+            "level": self.level,
+            "bounds": dict(self.bounds),
+            "decisions": list(self.decisions),
+            "not_answered": list(self.not_answered),
+            "verdict": self.verdict,
+            "cases": self.cases,
+            "counts": dict(sorted(self.counts.items())),
+            "disagreements": self.disagreements,
+            "counterexamples": [c.to_json() for c in self.counterexamples],
+            "seconds": round(self.seconds, 2),
+            "passed": self.passed,
+        }

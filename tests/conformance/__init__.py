@@ -1,0 +1,1 @@
+"""The conformance kit (oracle.conformance) against the kernel and broken implementations."""
