@@ -55,6 +55,7 @@ from oracle.harness.verdicts import (
     json_line,
     rotation_result,
 )
+from oracle.simulate.run import simulate
 from policy import RotationState
 from policy.text import printable
 
@@ -166,6 +167,20 @@ def _parser() -> argparse.ArgumentParser:
         "--quick", action="store_true", help="fewer sizes and repeats (under a minute)"
     )
     bench.add_argument("--json", action="store_true", help="print one JSON document instead")
+    simulate = commands.add_parser(
+        "simulate",
+        help="compare waiting policies and rotation on a seeded synthetic workload",
+        description=(
+            "Run a seeded workload through the step engine under FIFO, static priority and the "
+            "Ascend lanes (with and without aging, selection vs enqueue keys), and a high-lane "
+            "flood through the rotation protocol (budget 0, 1, 8; skip cap on/off); print per "
+            "policy and class wait/TTFT p50/p95/p99, admissions, preemptions and the longest "
+            "starvation. Exit status 0."
+        ),
+    )
+    simulate.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
+    simulate.add_argument("--json", action="store_true", help="print one JSON document instead")
+    simulate.add_argument("--quick", action="store_true", help="a small workload (about a second)")
     return parser
 
 
@@ -466,6 +481,14 @@ def main(
         return _command_verify(arguments, stdout, stderr)
     if arguments.command == "bench":
         return bench(arguments.quick, arguments.json, stdout, stderr)
+    if arguments.command == "simulate":
+        return simulate(
+            seed=arguments.seed,
+            as_json=arguments.json,
+            out=stdout,
+            err=stderr,
+            quick=arguments.quick,
+        )
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
 
 
