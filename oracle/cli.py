@@ -14,13 +14,15 @@ import io
 import os
 import signal
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
 
 from returns.result import Failure
 
+from oracle import plots
 from oracle.bench.run import bench
 from oracle.checks.verify import level_of, parse_shard, verify
 from oracle.conformance.command import DEFAULT_TIMEOUT, verify_against_command
@@ -55,7 +57,7 @@ from oracle.harness.verdicts import (
     json_line,
     rotation_result,
 )
-from oracle.simulate.run import simulate
+from oracle.simulate.run import Comparison, simulate
 from policy import RotationState
 from policy.text import printable
 
@@ -103,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--json", action="store_true", help="print one JSON object per scenario instead"
     )
+    replay.add_argument("--plot", default=None, metavar="DIR", help=_PLOT_HELP)
     verify = commands.add_parser(
         "verify",
         help="run the oracle's exhaustive checks of the kernel against the executable spec",
@@ -181,7 +184,14 @@ def _parser() -> argparse.ArgumentParser:
     simulate.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
     simulate.add_argument("--json", action="store_true", help="print one JSON document instead")
     simulate.add_argument("--quick", action="store_true", help="a small workload (about a second)")
+    simulate.add_argument("--plot", default=None, metavar="DIR", help=_PLOT_HELP)
     return parser
+
+
+_PLOT_HELP = (
+    "also draw each run as a PNG in DIR (created if missing; needs the [plot] extra:"
+    " pip install -e '.[plot]')"
+)
 
 
 def _positive(text: str) -> int:
@@ -190,12 +200,21 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Verdict:
+#: Draws one replayed scenario into the given path; returns the path written.
+_Picture = Callable[[Path], Path]
+
+
+def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> tuple[Verdict, str, _Picture | None]:
+    """The verdict, and the scenario's picture (its name's suffix and how to draw it);
+    an event-list scenario has no picture: its events are not a tick-by-tick run."""
+    picture: _Picture | None = None
+    suffix = ""
     if isinstance(scenario, RotationScenario):
         run = replay_rotation(scenario)
         result = rotation_result(run)
         if not as_json:
             _render_rotation(run, result, out)
+        picture, suffix = partial(_draw_grants, run), "grants"
     elif isinstance(scenario, RotationEventsScenario):
         events = replay_events(scenario)
         result = events_result(events)
@@ -206,9 +225,21 @@ def _replay(scenario: Scenario, out: TextIO, as_json: bool) -> Verdict:
         result = admission_result(admission)
         if not as_json:
             _render_admission(admission, result, out)
+        picture, suffix = partial(_draw_admissions, admission), "admissions"
     if as_json:
         out.write(json_line(result.json) + "\n")
-    return result
+    return result, suffix, picture
+
+
+# The pictures' data is computed only when a picture is asked for.
+
+
+def _draw_grants(run: RotationRun[RotationState], path: Path) -> Path:
+    return plots.write_grant_timeline_png(plots.grant_timeline_data(run), path)
+
+
+def _draw_admissions(run: AdmissionRun, path: Path) -> Path:
+    return plots.write_admission_timeline_png(plots.admission_timeline_data(run), path)
 
 
 # The renderers show every value a scenario gave (names, ids, stage names, event
@@ -359,21 +390,41 @@ class _Tally:
     failed: int = 0
     bad: int = 0
     unchecked: int = 0  # replayed, with no ``expect`` to check
+    # With --plot: whether each picture was written, and the files that have none.
+    pictures: list[bool] = field(default_factory=list)
+    no_picture: int = 0
 
     def summary(self) -> str:
-        return (
+        line = (
             f"replay: {self.passed} passed, {self.failed} failed, {self.bad} bad, "
             f"{self.unchecked} without expect"
         )
+        if self.pictures or self.no_picture:
+            written = sum(self.pictures)
+            line += f"; {written} picture{'' if written == 1 else 's'} written"
+            if not all(self.pictures):
+                line += f", {self.pictures.count(False)} not written"
+            if self.no_picture:
+                have = "scenario has" if self.no_picture == 1 else "scenarios have"
+                line += f" ({self.no_picture} event-list {have} none)"
+        return line
 
     def status(self) -> int:
-        if self.bad:
+        if self.bad or not all(self.pictures):
             return EXIT_BAD_INPUT
         return EXIT_FAILED if self.failed else EXIT_OK
 
 
-def _replay_file(path: Path, as_json: bool) -> tuple[str, bool | None] | ScenarioError:
-    """What replaying one file prints and its verdict, or why it cannot be used.
+@dataclass(frozen=True, slots=True)
+class _Replayed:
+    text: str  # what the replay prints
+    passed: bool | None  # None: the file has no ``expect``
+    suffix: str  # of its picture's file name
+    picture: _Picture | None
+
+
+def _replay_file(path: Path, as_json: bool) -> _Replayed | ScenarioError:
+    """What replaying one file prints, its verdict and picture, or why it cannot be used.
 
     Output is collected first and written whole by the caller, so a file whose
     replay fails half-way leaves no partial table or JSON line on stdout.
@@ -384,13 +435,27 @@ def _replay_file(path: Path, as_json: bool) -> tuple[str, bool | None] | Scenari
             refused: ScenarioError = loaded.failure()
             return refused
         buffer = io.StringIO()
-        verdict = _replay(loaded.unwrap(), buffer, as_json)
-        return buffer.getvalue(), verdict.passed
+        verdict, suffix, picture = _replay(loaded.unwrap(), buffer, as_json)
+        return _Replayed(buffer.getvalue(), verdict.passed, suffix, picture)
     # One scenario's unexpected error (a bug, or a limit not yet checked at load
     # time) must not end the run: it is that file's one-line report. Exception,
     # not BaseException: Ctrl-C and SystemExit still end the command.
     except Exception as error:
         return ScenarioError(str(path), "", f"cannot replay: internal error: {_bug_text(error)}")
+
+
+def _draw_waits(folder: Path, err: TextIO, comparison: Comparison) -> bool:
+    mode = "-quick" if comparison.quick else ""
+    target = folder / f"waits-seed{comparison.seed}{mode}.png"
+    drawn = _draw(
+        partial(plots.write_wait_distribution_png, plots.wait_distribution_data(comparison)),
+        target,
+        "simulate",
+        err,
+    )
+    if drawn:
+        err.write(f"simulate: picture written to {printable(str(target))}\n")
+    return drawn
 
 
 def _bug_text(error: Exception) -> str:
@@ -402,29 +467,99 @@ def _bug_text(error: Exception) -> str:
     return text if len(text) <= _BUG_TEXT_LIMIT else text[: _BUG_TEXT_LIMIT - 3] + "..."
 
 
-def _command_replay(paths: Sequence[str], as_json: bool, out: TextIO, err: TextIO) -> int:
+def _command_replay(
+    paths: Sequence[str], as_json: bool, plot: Path | None, out: TextIO, err: TextIO
+) -> int:
     sources = list(expand_paths(paths)) if paths else list(golden_paths())
     if not sources:
         err.write("policy-kernel: no scenario files found\n")
         return EXIT_BAD_INPUT
     tally = _Tally()
+    names = _PictureNames(plot) if plot is not None else None
     for source in sources:
         replayed = source if isinstance(source, ScenarioError) else _replay_file(source, as_json)
         if isinstance(replayed, ScenarioError):
             err.write(f"policy-kernel: {replayed}\n")
             tally.bad += 1
             continue
-        text, passed = replayed
-        out.write(text)
-        if passed is None:
+        out.write(replayed.text)
+        if replayed.passed is None:
             tally.unchecked += 1
-        elif passed:
+        elif replayed.passed:
             tally.passed += 1
         else:
             tally.failed += 1
+        if names is not None and not isinstance(source, ScenarioError):
+            if replayed.picture is None:
+                tally.no_picture += 1
+            else:
+                target = names.take(f"{source.stem}-{replayed.suffix}")
+                tally.pictures.append(_draw(replayed.picture, target, str(source), err))
     if not as_json:  # --json prints scenario objects only; the exit status sums them up
         out.write(tally.summary() + "\n")
     return tally.status()
+
+
+class _PictureNames:
+    """File names in the --plot folder: a scenario file's stem, made unique within
+    one run (two folders may each hold a ``budget-1.json``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.taken: set[str] = set()
+
+    def take(self, stem: str) -> Path:
+        name, copy = stem, 1
+        while name in self.taken:
+            copy += 1
+            name = f"{stem}-{copy}"
+        self.taken.add(name)
+        return self.folder / f"{name}.png"
+
+
+def _plot_folder(text: str, err: TextIO) -> Path | None:
+    """The --plot folder, created; None, after one line on ``err``, when matplotlib is
+    missing or the folder cannot be made. Checked before any run, so a missing
+    extra costs nothing."""
+    try:
+        plots.require_matplotlib()
+    except RuntimeError as error:
+        err.write(f"policy-kernel: --plot: {error}\n")
+        return None
+    if not text:
+        err.write("policy-kernel: --plot: an empty argument names no folder\n")
+        return None
+    folder = Path(text)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        err.write(f"policy-kernel: --plot: cannot make the folder: {_os_text(error)}\n")
+        return None
+    return folder
+
+
+def _draw(picture: _Picture, target: Path, source: str, err: TextIO) -> bool:
+    """Write one picture; a failure is one line on ``err`` and ``False``."""
+    try:
+        picture(target)
+    except OSError as error:
+        err.write(
+            f"policy-kernel: {printable(source)}: cannot write the picture: {_os_text(error)}\n"
+        )
+        return False
+    except Exception as error:  # a drawing bug must not end the run (as for a replay)
+        err.write(
+            f"policy-kernel: {printable(source)}: cannot draw the picture: internal error:"
+            f" {_bug_text(error)}\n"
+        )
+        return False
+    return True
+
+
+def _os_text(error: OSError) -> str:
+    return printable(
+        f"{error.strerror or error}: {error.filename}" if error.filename else str(error)
+    )
 
 
 def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -475,8 +610,13 @@ def main(
     stdout = out if out is not None else sys.stdout or _Discarded()
     stderr = err if err is not None else sys.stderr or _Discarded()
     arguments = _parser().parse_args(argv)
+    plot: Path | None = None
+    if getattr(arguments, "plot", None) is not None:
+        plot = _plot_folder(arguments.plot, stderr)
+        if plot is None:
+            return EXIT_BAD_INPUT
     if arguments.command == "replay":
-        return _command_replay(arguments.paths, arguments.json, stdout, stderr)
+        return _command_replay(arguments.paths, arguments.json, plot, stdout, stderr)
     if arguments.command == "verify":
         return _command_verify(arguments, stdout, stderr)
     if arguments.command == "bench":
@@ -488,6 +628,7 @@ def main(
             out=stdout,
             err=stderr,
             quick=arguments.quick,
+            picture=None if plot is None else partial(_draw_waits, plot, stderr),
         )
     return EXIT_BAD_INPUT  # pragma: no cover - argparse rejects unknown commands
 

@@ -16,6 +16,7 @@ from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.rotation_replay import RotationRun
 from oracle.simulate.run import Comparison
 from policy import Branch, RequestId
+from policy.text import printable
 
 __all__ = [
     "AdmissionTimeline",
@@ -26,6 +27,7 @@ __all__ = [
     "WaitRow",
     "admission_timeline_data",
     "grant_timeline_data",
+    "require_matplotlib",
     "wait_distribution_data",
     "write_admission_timeline_png",
     "write_grant_timeline_png",
@@ -107,9 +109,11 @@ class RequestSpan:
 
     request: RequestId
     arrived: float
-    first_wait_end: float | None  # its first admission; None: never admitted
+    #: Each stay in the waiting queue: from arrival, then from each preemption, to the
+    #: admission that ended it (None: still waiting when the run ended).
+    waits: tuple[tuple[float, float | None], ...]
     admissions: tuple[float, ...]  # every admission, re-admissions included
-    preemptions: int
+    preempted_at: tuple[float, ...]
     finished: float | None
 
 
@@ -118,26 +122,42 @@ class AdmissionTimeline:
     scenario: str
     engine: str
     requests: tuple[RequestSpan, ...]  # in serial (arrival) order
-    end: float  # the last time the run saw (arrival, admission or finish)
+    end: float  # the last time the run saw (arrival, admission, preemption or finish)
+
+
+def _waits(
+    arrived: float, admissions: tuple[float, ...], preempted_at: tuple[float, ...]
+) -> tuple[tuple[float, float | None], ...]:
+    """A request waits from arrival to its first admission, and from its k-th
+    preemption to its (k+1)-th admission: every preemption follows an admission
+    and re-queues the request until the next one.
+
+    >>> _waits(0.0, (1.0, 4.0), (2.0,))
+    ((0.0, 1.0), (2.0, 4.0))
+    >>> _waits(0.0, (1.0,), (2.0,))  # preempted, and not admitted again before the end
+    ((0.0, 1.0), (2.0, None))
+    """
+    starts = (arrived, *preempted_at)
+    return tuple(
+        (start, admissions[k] if k < len(admissions) else None) for k, start in enumerate(starts)
+    )
 
 
 def admission_timeline_data(run: AdmissionRun) -> AdmissionTimeline:
-    """Arrivals, the first waiting span, admissions and preemptions of every request.
-
-    The records give when a request was preempted only as a count (each re-admission
-    follows one), so a re-wait after a preemption has no start time here."""
+    """Arrivals, waiting spans, admissions and preemptions of every request."""
     spans = tuple(
         RequestSpan(
             r.id,
             r.enqueued_at,
-            r.admitted_at[0] if r.admitted_at else None,
+            _waits(r.enqueued_at, r.admitted_at, r.preempted_at),
             r.admitted_at,
-            r.preemptions,
+            r.preempted_at,
             r.finished_at,
         )
         for r in sorted(run.records, key=lambda record: record.serial)
     )
     times = [s.arrived for s in spans] + list(run.admitted_at)
+    times += [at for s in spans for at in s.preempted_at]
     times += [s.finished for s in spans if s.finished is not None]
     engine = type(run.scenario.engine).__name__.removesuffix("Engine").lower()
     return AdmissionTimeline(run.scenario.name, engine, spans, max(times, default=0.0))
@@ -157,6 +177,7 @@ class WaitRow:
     p95: float | None
     p99: float | None
     longest: float | None
+    waits: tuple[float, ...]  # every admitted request's wait, sorted
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,8 +190,8 @@ class WaitDistribution:
 
 
 def wait_distribution_data(comparison: Comparison) -> WaitDistribution:
-    """The waiting-time percentiles per policy and class of a :func:`compare` result
-    (the comparison keeps percentiles, not every wait)."""
+    """The waiting times per policy and class of a :func:`compare` result: every
+    wait, and its percentiles as the report prints them."""
     rows = tuple(
         WaitRow(
             report.policy,
@@ -180,6 +201,7 @@ def wait_distribution_data(comparison: Comparison) -> WaitDistribution:
             stats.wait_p95,
             stats.wait_p99,
             stats.longest_starvation,
+            report.waits.get(name, ()),
         )
         for report in comparison.admission
         for name, stats in report.classes.items()
@@ -190,6 +212,54 @@ def wait_distribution_data(comparison: Comparison) -> WaitDistribution:
 
 
 # ------------------------------------------------------------------ drawing
+
+
+def require_matplotlib() -> None:
+    """Raise the :class:`RuntimeError` naming the ``[plot]`` extra unless matplotlib
+    can be imported (the CLI asks before replaying anything)."""
+    _pyplot()
+
+
+#: Largest side of a figure, in inches: a long run is squeezed, not drawn 30,000
+#: inches wide (matplotlib refuses images beyond 2**16 pixels a side).
+_MOST_INCHES = 30.0
+#: Beyond this many rows, the request names are left off the axis (they would overlap).
+_MOST_LABELLED_ROWS = 60
+
+
+def _inches(base: float, per_item: float, items: int) -> float:
+    return min(_MOST_INCHES, base + per_item * items)
+
+
+def _label(value: object, width: int = 40) -> str:
+    """A scenario's id or name as one short printable line (ids may be 200 characters),
+    with ``$`` escaped: matplotlib would read text between two of them as math."""
+    text = printable(str(value))
+    text = text if len(text) <= width else text[: width - 3] + "..."
+    return text.replace("$", r"\$")
+
+
+def _name_rows(axes: Any, names: list[str], what: str) -> None:
+    """One name per row; too many to read: the rows are numbered, and the axis says so."""
+    if len(names) <= _MOST_LABELLED_ROWS:
+        axes.set_yticks(range(len(names)), names)
+        axes.set_ylabel(what)
+    else:
+        axes.set_ylabel(f"{what}: row number, from 0")
+
+
+def _runs(slots: tuple[SlotTick, ...]) -> dict[RequestId, list[tuple[int, int]]]:
+    """Each holder's (first tick, length) runs of consecutive ticks: one bar per run."""
+    runs: dict[RequestId, list[tuple[int, int]]] = {}
+    for slot in slots:
+        if slot.holder is None:
+            continue
+        spans = runs.setdefault(slot.holder, [])
+        if spans and sum(spans[-1]) == slot.tick:
+            spans[-1] = (spans[-1][0], spans[-1][1] + 1)
+        else:
+            spans.append((slot.tick, 1))
+    return runs
 
 
 def _pyplot() -> Any:
@@ -218,12 +288,11 @@ def write_grant_timeline_png(data: GrantTimeline, path: str | Path) -> Path:
     plt = _pyplot()
     rows = {request: i for i, request in enumerate(data.requests)}
     colours = plt.get_cmap("tab10")
-    width = max(9.0, 0.35 * len(data.slots) + 4)
-    figure, axes = plt.subplots(figsize=(width, 1.0 + 0.6 * len(rows)))
-    for slot in data.slots:
-        if slot.holder is not None:
-            row = rows[slot.holder]
-            axes.broken_barh([(slot.tick, 1)], (row - 0.35, 0.7), color=colours(row % 10))
+    width = max(9.0, _inches(4.0, 0.35, len(data.slots)))
+    figure, axes = plt.subplots(figsize=(width, _inches(1.6, 0.6, len(rows))))
+    for holder, spans in _runs(data.slots).items():
+        row = rows[holder]
+        axes.broken_barh(spans, (row - 0.35, 0.7), color=colours(row % 10))
     marks = (
         (data.arrivals, "v", "black", "arrived", 0.45),
         (data.promotions, "^", "green", "granted the slot (promotion)", 0.45),
@@ -249,13 +318,12 @@ def write_grant_timeline_png(data: GrantTimeline, path: str | Path) -> Path:
             label="ended",
             zorder=3,
         )
-    axes.set_yticks(range(len(rows)), [str(r) for r in rows])
     axes.set_ylim(-0.7, len(rows) - 0.3)
     axes.set_xlabel("tick (a filled box: the request ran a slice in that tick)")
-    axes.set_ylabel("request")
+    _name_rows(axes, [_label(r) for r in rows], "request")
     axes.set_title(
         "Who holds the speculative slot, tick by tick\n"
-        f"{data.scenario} (grant budget {data.budget})"
+        f"{_label(data.scenario, 80)} (grant budget {data.budget})"
     )
     axes.grid(axis="x", alpha=0.3)
     axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
@@ -265,7 +333,7 @@ def write_grant_timeline_png(data: GrantTimeline, path: str | Path) -> Path:
 def write_admission_timeline_png(data: AdmissionTimeline, path: str | Path) -> Path:
     """Draw each request's wait, admissions and preemptions; return the written path."""
     plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(9.0, 1.8 + 0.5 * len(data.requests)))
+    figure, axes = plt.subplots(figsize=(9.0, _inches(1.8, 0.5, len(data.requests))))
     labelled: set[str] = set()
 
     def label(text: str) -> str | None:
@@ -275,74 +343,86 @@ def write_admission_timeline_png(data: AdmissionTimeline, path: str | Path) -> P
         return text
 
     for row, span in enumerate(data.requests):
-        wait_end = data.end if span.first_wait_end is None else span.first_wait_end
-        axes.hlines(
-            row,
-            span.arrived,
-            wait_end,
-            color="orange",
-            linewidth=6,
-            label=label("waiting for its first admission"),
+        for start, admitted in span.waits:
+            axes.hlines(
+                row,
+                start,
+                data.end if admitted is None else admitted,
+                color="orange",
+                linewidth=6,
+                label=label("waiting in the queue"),
+            )
+        # Admitted until preempted or finished (or the run's end).
+        leaves = (*span.preempted_at, data.end if span.finished is None else span.finished)
+        for admitted, left in zip(span.admissions, leaves, strict=False):
+            axes.hlines(row, admitted, left, color="grey", linewidth=2, label=label("running"))
+        marks = (
+            ([span.arrived], "o", "black", 40, "arrived"),
+            (span.admissions, "^", "green", 70, "admitted"),
+            (span.preempted_at, "x", "red", 70, "preempted (back to the queue)"),
+            ([] if span.finished is None else [span.finished], "s", "blue", 40, "finished"),
         )
-        axes.scatter(
-            [span.arrived], [row], marker="o", color="black", zorder=3, label=label("arrived")
-        )
-        if span.admissions:
-            axes.scatter(
-                span.admissions,
-                [row] * len(span.admissions),
-                marker="^",
-                color="green",
-                s=70,
-                zorder=3,
-                label=label("admitted"),
-            )
-        if span.finished is not None:
-            axes.scatter(
-                [span.finished], [row], marker="s", color="blue", zorder=3, label=label("finished")
-            )
-        if span.preemptions:
-            axes.annotate(
-                f"preempted x{span.preemptions}",
-                (max(span.admissions), row),
-                xytext=(6, 6),
-                textcoords="offset points",
-                color="red",
-            )
-    axes.set_yticks(range(len(data.requests)), [str(s.request) for s in data.requests])
+        for times, marker, colour, size, text in marks:
+            if times:
+                axes.scatter(
+                    times,
+                    [row] * len(times),
+                    marker=marker,
+                    color=colour,
+                    s=size,
+                    zorder=3,
+                    label=label(text),
+                )
     axes.set_ylim(len(data.requests) - 0.5, -0.7)
     axes.set_xlabel("time (scenario clock)")
-    axes.set_ylabel("request (in arrival order)")
-    axes.set_title(f"Arrivals, waits and admissions\n{data.scenario} ({data.engine} engine)")
+    _name_rows(axes, [_label(s.request) for s in data.requests], "request (in arrival order)")
+    axes.set_title(
+        f"Arrivals, waits and admissions\n{_label(data.scenario, 80)} ({data.engine} engine)"
+    )
     axes.grid(axis="x", alpha=0.3)
     axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     return _save(plt, figure, path)
 
 
+_DASHES = ("-", (0, (6, 2)), (0, (2, 2)), (0, (8, 3, 2, 3)), (0, (1, 4)))
+
+
 def write_wait_distribution_png(data: WaitDistribution, path: str | Path) -> Path:
-    """Draw p50/p95/p99 waits per class, one group of bars per policy."""
+    """Draw, per class, the share of requests admitted within each wait, one line
+    per policy (its 99th percentile marked); return the written path."""
     plt = _pyplot()
     figure, panels = plt.subplots(
-        1, len(data.classes), figsize=(4.5 * max(1, len(data.classes)), 4.5), squeeze=False
+        1, len(data.classes), figsize=(4.8 * max(1, len(data.classes)), 4.6), squeeze=False
     )
     by_key = {(row.policy, row.request_class): row for row in data.rows}
-    quantiles = (("p50", "median"), ("p95", "95th percentile"), ("p99", "99th percentile"))
-    bar = 0.8 / len(quantiles)
+    colours = plt.get_cmap("tab10")
     for axes, name in zip(panels[0], data.classes, strict=True):
-        for i, (field, text) in enumerate(quantiles):
-            heights = []
-            for policy in data.policies:
-                row = by_key.get((policy, name))
-                value = None if row is None else getattr(row, field)
-                heights.append(0.0 if value is None else value)
-            axes.bar(
-                [p + (i - 1) * bar for p in range(len(data.policies))], heights, bar, label=text
+        for i, policy in enumerate(data.policies):
+            row = by_key.get((policy, name))
+            if row is None or not row.requests:
+                continue
+            # The share is of the class's requests: one never admitted keeps the line below 1.
+            shares = [(k + 1) / row.requests for k in range(len(row.waits))]
+            axes.step(
+                [0.0, *row.waits],
+                [0.0, *shares],
+                where="post",
+                color=colours(i % 10),
+                # Two policies may order alike (the Ascend lanes without aging and with
+                # aging at enqueue do): a dash pattern each keeps both lines visible.
+                linestyle=_DASHES[i % len(_DASHES)],
+                label=policy,
             )
-        axes.set_xticks(range(len(data.policies)), data.policies, rotation=30, ha="right")
+            if row.p99 is not None:
+                below = sum(1 for wait in row.waits if wait <= row.p99) / row.requests
+                axes.plot([row.p99], [below], "o", color=colours(i % 10))
         axes.set_title(f"{name} requests")
-        axes.set_ylabel("wait until first admission (s)")
-        axes.grid(axis="y", alpha=0.3)
-    panels[0][0].legend(fontsize="small")
+        axes.set_xlabel("wait from arrival to first admission (s)")
+        axes.set_ylabel("share of the class admitted within that wait")
+        axes.set_ylim(0.0, 1.02)
+        axes.grid(alpha=0.3)
+    panels[0][-1].plot([], [], "o", color="black", label="99th percentile")
+    panels[0][-1].legend(fontsize="small", loc="lower right")
     mode = "quick" if data.quick else "full"
     figure.suptitle(f"Waiting time by policy and request class (seed {data.seed}, {mode} run)")
     return _save(plt, figure, path)

@@ -12,7 +12,7 @@ from oracle.harness.admission_scenario import AdmissionScenario
 from oracle.harness.rotation_replay import replay_rotation
 from oracle.harness.rotation_scenario import RotationScenario
 from oracle.harness.scenarios import load_scenario
-from oracle.simulate.run import Comparison, compare
+from oracle.simulate.run import Comparison, as_document, compare, percentile
 
 GOLDEN = Path(__file__).resolve().parent.parent / "oracle" / "golden"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -68,12 +68,13 @@ def test_admission_timeline_exact() -> None:
     assert data.engine == "step"
     assert data.end == 5.0
     assert [
-        (s.request, s.arrived, s.first_wait_end, s.admissions, s.preemptions, s.finished)
+        (s.request, s.arrived, s.waits, s.admissions, s.preempted_at, s.finished)
         for s in data.requests
     ] == [
-        ("A", 0.0, 0.0, (0.0,), 0, 3.0),
-        ("B", 0.0, 0.0, (0.0, 3.0), 1, 5.0),
-        ("C", 0.5, 3.0, (3.0,), 0, 4.0),
+        ("A", 0.0, ((0.0, 0.0),), (0.0,), (), 3.0),
+        # B was preempted at the iteration starting at 1.0 and waited until 3.0.
+        ("B", 0.0, ((0.0, 0.0), (1.0, 3.0)), (0.0, 3.0), (1.0,), 5.0),
+        ("C", 0.5, ((0.5, 3.0),), (3.0,), (), 4.0),
     ]
 
 
@@ -85,8 +86,14 @@ def test_admission_timeline_agrees_with_every_admission_golden() -> None:
         data = plots.admission_timeline_data(run)
         assert sum(len(s.admissions) for s in data.requests) == len(run.selected), path.name
         for span in data.requests:
-            if span.first_wait_end is not None:
-                assert span.arrived <= span.first_wait_end <= data.end, path.name
+            # Waits alternate with admissions: each ends where the next stay begins.
+            assert span.waits[0][0] == span.arrived, path.name
+            assert len(span.waits) == len(span.preempted_at) + 1, path.name
+            for (start, admitted), again in zip(span.waits, span.preempted_at, strict=False):
+                assert admitted is not None, path.name
+                assert start <= admitted <= again, path.name
+            for start, admitted in span.waits:
+                assert start <= (data.end if admitted is None else admitted) <= data.end
 
 
 def test_wait_distribution(comparison: Comparison) -> None:
@@ -109,6 +116,15 @@ def test_wait_distribution(comparison: Comparison) -> None:
         )
         if row.p50 is not None and row.p99 is not None and row.longest is not None:
             assert row.p50 <= row.p99 <= row.longest
+        # The waits drawn are the ones the percentiles were taken of.
+        assert list(row.waits) == sorted(row.waits)
+        assert len(row.waits) <= row.requests
+        assert (percentile(row.waits, 50), percentile(row.waits, 99)) == (row.p50, row.p99)
+        assert max(row.waits, default=None) == row.longest
+    # The JSON document keeps the percentiles, not every wait.
+    reports = as_document(comparison)["admission"]
+    assert isinstance(reports, tuple)
+    assert all("waits" not in report for report in reports)
 
 
 def test_missing_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,7 +31,11 @@ class RequestRecord:
     admitted_at: tuple[float, ...] = ()  # every admission, re-admissions included
     first_token_at: float | None = None
     finished_at: float | None = None
-    preemptions: int = 0
+    preempted_at: tuple[float, ...] = ()  # each preemption's iteration start
+
+    @property
+    def preemptions(self) -> int:
+        return len(self.preempted_at)
 
 
 @dataclass(frozen=True, slots=True)

@@ -141,7 +141,7 @@ class _Stage:
     admitted_at: list[float] = field(default_factory=list)
     first_token_at: dict[RequestId, float] = field(default_factory=dict)
     finished_at: dict[RequestId, float] = field(default_factory=dict)
-    preemptions: dict[RequestId, int] = field(default_factory=dict)
+    preempted_at: dict[RequestId, list[float]] = field(default_factory=dict)
 
     def ever_fits(self, entry: WaitingEntry) -> bool:
         # Alone in the engine a request can grow to its peak, so it finishes.
@@ -156,7 +156,7 @@ class _Stage:
         victim = self.residents.pop()
         self.free_blocks += victim.blocks
         request = victim.request
-        self.preemptions[request.id] = self.preemptions.get(request.id, 0) + 1
+        self.preempted_at.setdefault(request.id, []).append(now)
         events.append(Preemption(request.id))
         self.queue = queued(
             self.queue.requeue_preempted(
@@ -267,7 +267,7 @@ class _Stage:
             admitted_at=times.get(request.id, ()),
             first_token_at=self.first_token_at.get(request.id),
             finished_at=self.finished_at.get(request.id),
-            preemptions=self.preemptions.get(request.id, 0),
+            preempted_at=tuple(self.preempted_at.get(request.id, ())),
         )
 
 

@@ -17,13 +17,14 @@ import json
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
 from oracle.harness.admission_scenario import AdmissionScenario, StepEngine, StepRequest
 from oracle.harness.rotation_replay import replay_rotation
 from oracle.harness.rotation_scenario import RotationScenario
 from oracle.harness.step_engine import run_step
+from oracle.simulate.progress import Progress, progress_on
 from oracle.simulate.workload import (
     CLASSES,
     NORMAL_ID,
@@ -45,7 +46,10 @@ __all__ = [
     "Comparison",
     "PolicyReport",
     "RotationReport",
+    "as_document",
     "compare",
+    "percentile",
+    "render",
     "simulate",
 ]
 
@@ -142,6 +146,9 @@ class PolicyReport:
     path: str  # the kernel's selection path for this policy
     classes: dict[str, ClassStats]
     seconds: float  # wall time of this run
+    #: Every class's waits for a first admission, sorted (for the pictures; not in
+    #: the JSON document, which keeps the percentiles).
+    waits: dict[str, tuple[float, ...]] = field(default_factory=dict, repr=False)
 
 
 def _class_stats(rows: list[tuple[float | None, float | None, int, int]]) -> ClassStats:
@@ -182,6 +189,10 @@ def run_policy(
         policy.path,
         {c: _class_stats(rows) for c, rows in by_class.items()},
         time.perf_counter() - started,
+        {
+            c: tuple(sorted(w for w, _, _, _ in rows if w is not None))
+            for c, rows in by_class.items()
+        },
     )
 
 
@@ -265,9 +276,7 @@ class Comparison:
     seconds: float
 
 
-def compare(
-    seed: int, *, quick: bool = False, progress: Callable[[str], None] | None = None
-) -> Comparison:
+def compare(seed: int, *, quick: bool = False, progress: Progress | None = None) -> Comparison:
     """Run the whole comparison (the step engine under every policy, then the flood)."""
     started = time.perf_counter()
     shape = QUICK_SHAPE if quick else WorkloadShape()
@@ -282,7 +291,7 @@ def compare(
         nonlocal done
         done += 1
         if progress is not None:
-            progress(f"simulate: [{done}/{total}] {what} ({time.perf_counter() - started:.1f} s)")
+            progress(done, total, what, time.perf_counter() - started)
 
     admission: list[PolicyReport] = []
     for name, policy in named:
@@ -347,20 +356,35 @@ def render(comparison: Comparison) -> str:
 
 
 def as_document(comparison: Comparison) -> dict[str, object]:
-    """The comparison as one JSON object (times in seconds)."""
-    return asdict(comparison)
+    """The comparison as one JSON object (times in seconds; percentiles, not every wait)."""
+    document = asdict(comparison)
+    for report in document["admission"]:
+        del report["waits"]
+    return document
 
 
-def simulate(*, seed: int, as_json: bool, out: TextIO, err: TextIO, quick: bool = False) -> int:
-    """Run the comparison and write it to ``out`` (text tables, or one JSON object);
-    progress lines go to ``err``. Returns the exit status: 0."""
+def simulate(
+    *,
+    seed: int,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+    quick: bool = False,
+    picture: Callable[[Comparison], bool] | None = None,
+) -> int:
+    """Run the comparison and write it to ``out`` (text tables, or one JSON object).
 
-    def progress(line: str) -> None:
-        print(line, file=err, flush=True)
+    Progress goes to ``err``: a bar on a terminal with the [progress] extra, else one
+    line per run. Then ``picture`` draws the comparison (``False``: it could not).
+    Returns the exit status: 0, or 2 when the picture was not written."""
 
-    comparison = compare(seed, quick=quick, progress=progress)
+    progress = progress_on(err)
+    try:
+        comparison = compare(seed, quick=quick, progress=progress)
+    finally:
+        progress.close()
     if as_json:
         out.write(json.dumps(as_document(comparison), allow_nan=False) + "\n")
     else:
         out.write(render(comparison) + "\n")
-    return 0
+    return 0 if picture is None or picture(comparison) else 2

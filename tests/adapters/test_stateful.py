@@ -22,12 +22,14 @@ and membership agree with the model.
 from __future__ import annotations
 
 import collections
+import contextlib
 import heapq
 import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
+from hypothesis import Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -354,6 +356,49 @@ MACHINES = {
 }
 
 
+# Four machines share the suite's time budget: at most 150 runs of 30 steps each
+# (about 3 s per machine in the CI profile; each step checks the whole queue).
+_SETTINGS = settings(
+    settings(), max_examples=min(settings().max_examples, 150), stateful_step_count=30
+)
+
+
 @pytest.mark.parametrize("name", sorted(MACHINES))
 def test_the_queue_agrees_with_its_model(name: str) -> None:
-    run_state_machine_as_test(MACHINES[name])
+    run_state_machine_as_test(MACHINES[name], settings=_SETTINGS)
+
+
+# The machine catches a broken queue: each stand-in below breaks one promise of
+# vLLM's interface, and the fcfs machine must fail on it.
+
+
+class _PrependsInListOrder(WaitingRequestQueue[Any]):
+    """``prepend_requests`` without ``extendleft``'s reversal: the first ends up first."""
+
+    __slots__ = ()
+
+    def prepend_requests(self, requests: Iterable[Any]) -> None:
+        super().prepend_requests(list(requests)[::-1])
+
+
+class _RemovesAbsentSilently(WaitingRequestQueue[Any]):
+    """``remove_request`` of an absent request does not raise ``ValueError``."""
+
+    __slots__ = ()
+
+    def remove_request(self, request: Any) -> None:
+        with contextlib.suppress(ValueError):
+            super().remove_request(request)
+
+
+@pytest.mark.parametrize("broken", [_PrependsInListOrder, _RemovesAbsentSilently])
+def test_the_machine_catches_a_broken_queue(broken: type[WaitingRequestQueue[Any]]) -> None:
+    def make(clock: FakeClock) -> WaitingRequestQueue[Any]:
+        queue = fcfs_queue(clock=clock)
+        queue.__class__ = broken  # the same slots: only the one method changes
+        return queue
+
+    # Found is enough here: no shrinking, no example database.
+    found = settings(_SETTINGS, phases=[Phase.generate], database=None)
+    with pytest.raises((AssertionError, pytest.fail.Exception)):
+        run_state_machine_as_test(_machine(make, DequeModel), settings=found)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import sys
+import types
 from functools import cache
+from typing import ClassVar
 
 import pytest
 
+from oracle.simulate.progress import Progress, progress_on
 from oracle.simulate.run import Comparison, RotationReport, compare, simulate
 from oracle.simulate.workload import (
     FloodShape,
@@ -118,3 +122,67 @@ def test_simulate_writes_the_table_and_json() -> None:
     assert document["quick"] is True
     assert {p["policy"] for p in document["admission"]} >= {"fifo", "ascend-aging"}
     assert len(document["rotation"]) == 6
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class _StandInBar:
+    """What the progress reporter asks of tqdm, recorded."""
+
+    made: ClassVar[list[_StandInBar]] = []
+
+    def __init__(self, *, total: int, file: object, desc: str, unit: str) -> None:
+        self.total, self.file, self.desc, self.unit = total, file, desc, unit
+        self.n = 0
+        self.postfixes: list[str] = []
+        self.closed = False
+        _StandInBar.made.append(self)
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:  # noqa: ARG002
+        self.postfixes.append(text)
+
+    def update(self, steps: int) -> None:
+        self.n += steps
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _three_runs(progress: Progress) -> None:
+    for done, what in enumerate(("fifo", "ascend-aging", "rotation budget 1"), start=1):
+        progress(done, 3, what, 0.25 * done)
+    progress.close()
+
+
+def test_progress_is_a_bar_on_a_terminal_with_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=_StandInBar))
+    _StandInBar.made.clear()
+    err = _Terminal()
+    _three_runs(progress_on(err))
+    [bar] = _StandInBar.made
+    assert (bar.total, bar.n, bar.closed, bar.file, bar.desc) == (3, 3, True, err, "simulate")
+    assert bar.postfixes == ["fifo", "ascend-aging", "rotation budget 1"]
+    assert err.getvalue() == ""  # no plain lines besides the bar
+
+
+def test_progress_is_plain_lines_without_tqdm_or_off_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = [
+        "simulate: [1/3] fifo (0.2 s)",
+        "simulate: [2/3] ascend-aging (0.5 s)",
+        "simulate: [3/3] rotation budget 1 (0.8 s)",
+    ]
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm raises ImportError
+    err: io.StringIO = _Terminal()
+    _three_runs(progress_on(err))
+    assert err.getvalue().splitlines() == lines
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=_StandInBar))
+    _StandInBar.made.clear()
+    err = io.StringIO()  # not a terminal: lines, even with tqdm installed
+    _three_runs(progress_on(err))
+    assert not _StandInBar.made
+    assert err.getvalue().splitlines() == lines
