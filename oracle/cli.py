@@ -493,11 +493,15 @@ def _command_replay(
             if replayed.picture is None:
                 tally.no_picture += 1
             else:
-                target = names.take(f"{source.stem}-{replayed.suffix}")
+                target = names.take(source.stem, replayed.suffix)
                 tally.pictures.append(_draw(replayed.picture, target, str(source), err))
     if not as_json:  # --json prints scenario objects only; the exit status sums them up
         out.write(tally.summary() + "\n")
     return tally.status()
+
+
+#: Longest file stem kept in a picture's name, in bytes (a name is at most 255).
+_MOST_STEM_BYTES: Final = 200
 
 
 class _PictureNames:
@@ -508,11 +512,14 @@ class _PictureNames:
         self.folder = folder
         self.taken: set[str] = set()
 
-    def take(self, stem: str) -> Path:
-        name, copy = stem, 1
+    def take(self, stem: str, suffix: str) -> Path:
+        # A file name is at most 255 bytes: a long stem is cut, the suffix kept.
+        while len(os.fsencode(stem)) > _MOST_STEM_BYTES:
+            stem = stem[:-1]
+        name, copy = f"{stem}-{suffix}", 1
         while name in self.taken:
             copy += 1
-            name = f"{stem}-{copy}"
+            name = f"{stem}-{suffix}-{copy}"
         self.taken.add(name)
         return self.folder / f"{name}.png"
 
@@ -530,6 +537,9 @@ def _plot_folder(text: str, err: TextIO) -> Path | None:
         err.write("policy-kernel: --plot: an empty argument names no folder\n")
         return None
     folder = Path(text)
+    if folder.exists() and not folder.is_dir():
+        err.write(f"policy-kernel: --plot: not a folder: {printable(text)}\n")
+        return None
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -544,7 +554,8 @@ def _draw(picture: _Picture, target: Path, source: str, err: TextIO) -> bool:
         picture(target)
     except OSError as error:
         err.write(
-            f"policy-kernel: {printable(source)}: cannot write the picture: {_os_text(error)}\n"
+            f"policy-kernel: {printable(source)}: cannot write the picture"
+            f" {printable(str(target))}: {printable(error.strerror or str(error))}\n"
         )
         return False
     except Exception as error:  # a drawing bug must not end the run (as for a replay)

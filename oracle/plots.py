@@ -8,14 +8,16 @@ and raise a :class:`RuntimeError` naming the ``[plot]`` extra when it is missing
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.rotation_replay import RotationRun
 from oracle.simulate.run import Comparison
-from policy import Branch, RequestId
+from policy import Branch, RequestId, TickUse
 from policy.text import printable
 
 __all__ = [
@@ -80,10 +82,16 @@ def grant_timeline_data(run: RotationRun[Any]) -> GrantTimeline:
             outcome = step.outcome
             if outcome.use is not None:
                 use = outcome.use.value
-            if outcome.action is not None and holder is None:
-                holder = outcome.action.request
-            if outcome.action is not None and any(b in outcome.branches for b in _PROMOTIONS):
-                promotions.append((record.tick, outcome.action.request))
+            # Who the tick's slice counts for: the model's action, or, for a counted
+            # no-op slice (a promoted job whose round sees its cancel: no action),
+            # the grant that slice ended.
+            counted = outcome.action.request if outcome.action is not None else None
+            if counted is None and outcome.use is TickUse.SPECULATIVE and outcome.grants:
+                counted = outcome.grants[0].request
+            if holder is None:
+                holder = counted
+            if counted is not None and any(b in outcome.branches for b in _PROMOTIONS):
+                promotions.append((record.tick, counted))
             parks.extend((record.tick, g.request) for g in outcome.grants if g.parked)
             endings.extend((record.tick, e.request, e.ending.value) for e in outcome.ended)
         slots.append(SlotTick(record.tick, holder, use))
@@ -227,11 +235,15 @@ _MOST_INCHES = 30.0
 _MOST_LABELLED_ROWS = 60
 
 
+_DPI = 110
+_Key = TypeVar("_Key", bound=Hashable)
+
+
 def _inches(base: float, per_item: float, items: int) -> float:
     return min(_MOST_INCHES, base + per_item * items)
 
 
-def _label(value: object, width: int = 40) -> str:
+def _label(value: object, width: int = 30) -> str:
     """A scenario's id or name as one short printable line (ids may be 200 characters),
     with ``$`` escaped: matplotlib would read text between two of them as math."""
     text = printable(str(value))
@@ -248,18 +260,26 @@ def _name_rows(axes: Any, names: list[str], what: str) -> None:
         axes.set_ylabel(f"{what}: row number, from 0")
 
 
-def _runs(slots: tuple[SlotTick, ...]) -> dict[RequestId, list[tuple[int, int]]]:
-    """Each holder's (first tick, length) runs of consecutive ticks: one bar per run."""
-    runs: dict[RequestId, list[tuple[int, int]]] = {}
+def _runs(
+    slots: tuple[SlotTick, ...], key: Callable[[SlotTick], _Key | None]
+) -> dict[_Key, list[tuple[int, int]]]:
+    """The (first tick, length) runs of consecutive ticks with the same ``key`` (None:
+    not drawn): one bar per run, not one per tick."""
+    runs: dict[_Key, list[tuple[int, int]]] = {}
     for slot in slots:
-        if slot.holder is None:
+        name = key(slot)
+        if name is None:
             continue
-        spans = runs.setdefault(slot.holder, [])
+        spans = runs.setdefault(name, [])
         if spans and sum(spans[-1]) == slot.tick:
             spans[-1] = (spans[-1][0], spans[-1][1] + 1)
         else:
             spans.append((slot.tick, 1))
     return runs
+
+
+def _holder(slot: SlotTick) -> RequestId | None:
+    return slot.holder
 
 
 def _pyplot() -> Any:
@@ -277,10 +297,25 @@ def _pyplot() -> Any:
 def _save(plt: Any, figure: Any, path: str | Path) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    figure.tight_layout()
-    figure.savefig(target, format="png", dpi=110)
+    with warnings.catch_warnings():
+        # A glyph the font lacks (an id in CJK, an emoji) is drawn as a box; its
+        # warning (and tight_layout's, for a crowded figure) would be several lines
+        # on stderr, where the CLI's rule is one line per problem. Only these calls.
+        warnings.simplefilter("ignore", UserWarning)
+        figure.tight_layout()
+        figure.savefig(target, format="png", dpi=_DPI)
     plt.close(figure)
     return target
+
+
+#: How each ending is marked on the grant timeline: marker, colour.
+_ENDINGS = {
+    "completed": ("|", "black"),
+    "cancelled": ("X", "purple"),
+    "aborted": ("X", "orange"),
+    "routed_classic": ("D", "grey"),
+    "classic": ("D", "black"),
+}
 
 
 def write_grant_timeline_png(data: GrantTimeline, path: str | Path) -> Path:
@@ -288,15 +323,24 @@ def write_grant_timeline_png(data: GrantTimeline, path: str | Path) -> Path:
     plt = _pyplot()
     rows = {request: i for i, request in enumerate(data.requests)}
     colours = plt.get_cmap("tab10")
-    width = max(9.0, _inches(4.0, 0.35, len(data.slots)))
-    figure, axes = plt.subplots(figsize=(width, _inches(1.6, 0.6, len(rows))))
-    for holder, spans in _runs(data.slots).items():
+    wanted = 4.0 + 0.35 * len(data.slots)
+    figure, axes = plt.subplots(
+        figsize=(max(9.0, min(_MOST_INCHES, wanted)), _inches(1.6, 0.6, len(rows)))
+    )
+    held: dict[RequestId, list[tuple[int, int]]] = _runs(data.slots, _holder)
+    for holder, spans in held.items():
         row = rows[holder]
-        axes.broken_barh(spans, (row - 0.35, 0.7), color=colours(row % 10))
+        axes.broken_barh(spans, (row - 0.3, 0.6), color=colours(row % 10))
+    classic = _runs(data.slots, lambda slot: "classic" if slot.use == "classic" else None)
+    for start, length in classic.get("classic", []):
+        axes.axvspan(start, start + length, color="lightgrey", alpha=0.5, zorder=0)
+    if classic:
+        axes.fill([], [], color="lightgrey", alpha=0.5, label="classic decoding, no speculation")
+    # Above a row (the axis runs downwards): arrival and grants; below it: parks.
     marks = (
-        (data.arrivals, "v", "black", "arrived", 0.45),
-        (data.promotions, "^", "green", "granted the slot (promotion)", 0.45),
-        (data.parks, "x", "red", "parked (grant ended)", -0.45),
+        (data.arrivals, "v", "black", "arrived", -0.42),
+        (data.promotions, "^", "green", "granted the slot from the backlog", -0.42),
+        (data.parks, "x", "red", "parked (its grant ended)", 0.42),
     )
     for events, marker, colour, label, offset in marks:
         if events:
@@ -308,22 +352,25 @@ def write_grant_timeline_png(data: GrantTimeline, path: str | Path) -> Path:
                 label=label,
                 zorder=3,
             )
-    if data.endings:
-        axes.scatter(
-            [tick + 1 for tick, _, _ in data.endings],
-            [rows[request] for _, request, _ in data.endings],
-            marker="|",
-            s=300,
-            color="black",
-            label="ended",
-            zorder=3,
-        )
-    axes.set_ylim(-0.7, len(rows) - 0.3)
-    axes.set_xlabel("tick (a filled box: the request ran a slice in that tick)")
-    _name_rows(axes, [_label(r) for r in rows], "request")
+    for ending, (marker, colour) in _ENDINGS.items():
+        ended = [(tick, request) for tick, request, how in data.endings if how == ending]
+        if ended:
+            axes.scatter(
+                [tick + 1 for tick, _ in ended],
+                [rows[request] for _, request in ended],
+                marker=marker,
+                s=200 if marker == "|" else 60,
+                color=colour,
+                label=f"left the slot: {ending.replace('_', ' ')}",
+                zorder=3,
+            )
+    axes.set_ylim(len(rows) - 0.4, -0.6)  # the first request on top, as in the file
+    squeezed = "" if wanted <= _MOST_INCHES else f"; {len(data.slots)} ticks squeezed to fit"
+    axes.set_xlabel(f"tick (a filled box: the request ran a slice in that tick{squeezed})")
+    _name_rows(axes, [_label(r) for r in rows], "request (in file order)")
     axes.set_title(
         "Who holds the speculative slot, tick by tick\n"
-        f"{_label(data.scenario, 80)} (grant budget {data.budget})"
+        f"{_label(data.scenario, 60)} (grant budget {data.budget})"
     )
     axes.grid(axis="x", alpha=0.3)
     axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
@@ -331,59 +378,62 @@ def write_grant_timeline_png(data: GrantTimeline, path: str | Path) -> Path:
 
 
 def write_admission_timeline_png(data: AdmissionTimeline, path: str | Path) -> Path:
-    """Draw each request's wait, admissions and preemptions; return the written path."""
+    """Draw each request's waits, runs, admissions and preemptions; return the
+    written path. One artist per kind of mark, whatever the number of requests."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(9.0, _inches(1.8, 0.5, len(data.requests))))
-    labelled: set[str] = set()
-
-    def label(text: str) -> str | None:
-        if text in labelled:
-            return None
-        labelled.add(text)
-        return text
-
+    waits: list[tuple[int, float, float]] = []
+    running: list[tuple[int, float, float]] = []
     for row, span in enumerate(data.requests):
-        for start, admitted in span.waits:
-            axes.hlines(
-                row,
-                start,
-                data.end if admitted is None else admitted,
-                color="orange",
-                linewidth=6,
-                label=label("waiting in the queue"),
-            )
+        waits.extend((row, start, data.end if end is None else end) for start, end in span.waits)
         # Admitted until preempted or finished (or the run's end).
         leaves = (*span.preempted_at, data.end if span.finished is None else span.finished)
-        for admitted, left in zip(span.admissions, leaves, strict=False):
-            axes.hlines(row, admitted, left, color="grey", linewidth=2, label=label("running"))
-        marks = (
-            ([span.arrived], "o", "black", 40, "arrived"),
-            (span.admissions, "^", "green", 70, "admitted"),
-            (span.preempted_at, "x", "red", 70, "preempted (back to the queue)"),
-            ([] if span.finished is None else [span.finished], "s", "blue", 40, "finished"),
+        running.extend(
+            (row, admitted, left) for admitted, left in zip(span.admissions, leaves, strict=False)
         )
-        for times, marker, colour, size, text in marks:
-            if times:
-                axes.scatter(
-                    times,
-                    [row] * len(times),
-                    marker=marker,
-                    color=colour,
-                    s=size,
-                    zorder=3,
-                    label=label(text),
-                )
+    for spans, colour, width, label in (
+        (waits, "orange", 6, "waiting in the queue"),
+        (running, "grey", 2, "running"),
+    ):
+        if spans:
+            ys, starts, ends = zip(*spans, strict=True)
+            axes.hlines(ys, starts, ends, color=colour, linewidth=width, label=label)
+    rows = list(enumerate(data.requests))
+    marks = (
+        ([(r, s.arrived) for r, s in rows], "o", "black", 40, "arrived"),
+        ([(r, at) for r, s in rows for at in s.admissions], "^", "green", 70, "admitted"),
+        (
+            [(r, at) for r, s in rows for at in s.preempted_at],
+            "x",
+            "red",
+            70,
+            "preempted (back to the queue)",
+        ),
+        ([(r, s.finished) for r, s in rows if s.finished is not None], "s", "blue", 40, "finished"),
+    )
+    for points, marker, colour, size, label in marks:
+        if points:
+            axes.scatter(
+                [at for _, at in points],
+                [row for row, _ in points],
+                marker=marker,
+                color=colour,
+                s=size,
+                zorder=3,
+                label=label,
+            )
     axes.set_ylim(len(data.requests) - 0.5, -0.7)
     axes.set_xlabel("time (scenario clock)")
     _name_rows(axes, [_label(s.request) for s in data.requests], "request (in arrival order)")
     axes.set_title(
-        f"Arrivals, waits and admissions\n{_label(data.scenario, 80)} ({data.engine} engine)"
+        f"Arrivals, waits and admissions\n{_label(data.scenario, 60)} ({data.engine} engine)"
     )
     axes.grid(axis="x", alpha=0.3)
     axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     return _save(plt, figure, path)
 
 
+_LINEAR_WAIT = 0.1
 _DASHES = ("-", (0, (6, 2)), (0, (2, 2)), (0, (8, 3, 2, 3)), (0, (1, 4)))
 
 
@@ -417,12 +467,19 @@ def write_wait_distribution_png(data: WaitDistribution, path: str | Path) -> Pat
                 below = sum(1 for wait in row.waits if wait <= row.p99) / row.requests
                 axes.plot([row.p99], [below], "o", color=colours(i % 10))
         axes.set_title(f"{name} requests")
-        axes.set_xlabel("wait from arrival to first admission (s)")
+        # Linear up to 0.1 s, logarithmic beyond: the fast policies' waits are tenths
+        # of a second, the slow ones' tails seconds; both stay readable.
+        axes.set_xscale("symlog", linthresh=_LINEAR_WAIT, linscale=0.5)
+        axes.axvline(_LINEAR_WAIT, color="grey", linewidth=0.5, linestyle=":")
+        axes.xaxis.set_major_formatter(lambda value, _: f"{value:g}")  # 0.1, 1, 10
+        axes.set_xlabel(
+            "wait from arrival to first admission (s)\nlinear to 0.1 s, logarithmic beyond"
+        )
         axes.set_ylabel("share of the class admitted within that wait")
         axes.set_ylim(0.0, 1.02)
         axes.grid(alpha=0.3)
     panels[0][-1].plot([], [], "o", color="black", label="99th percentile")
-    panels[0][-1].legend(fontsize="small", loc="lower right")
+    panels[0][-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     mode = "quick" if data.quick else "full"
     figure.suptitle(f"Waiting time by policy and request class (seed {data.seed}, {mode} run)")
     return _save(plt, figure, path)

@@ -9,7 +9,9 @@ fail is one line and exit status 2. One test draws real PNGs when matplotlib is 
 from __future__ import annotations
 
 import io
+import json
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -103,8 +105,8 @@ def test_same_file_name_in_two_folders_gets_two_pictures(
 def test_a_picture_that_cannot_be_written_is_one_line_and_status_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def disk_full(_data: object, path: str | Path) -> Path:
-        raise OSError(28, "No space left on device", str(path))
+    def disk_full(_data: object, _path: str | Path) -> Path:
+        raise OSError(28, "No space left on device")  # as /dev/full gives it: no file name
 
     def broken(_data: object, _path: str | Path) -> Path:
         raise ValueError("a drawing bug")
@@ -116,8 +118,8 @@ def test_a_picture_that_cannot_be_written_is_one_line_and_status_2(
     status, out, err = _run("replay", "--plot", str(tmp_path), str(rotation), str(admission))
     assert status == 2
     assert err.splitlines() == [
-        f"policy-kernel: {rotation}: cannot write the picture: No space left on device:"
-        f" {tmp_path / 'budget-1-grants.png'}",
+        f"policy-kernel: {rotation}: cannot write the picture"
+        f" {tmp_path / 'budget-1-grants.png'}: No space left on device",
         f"policy-kernel: {admission}: cannot draw the picture: internal error:"
         " ValueError: a drawing bug",
     ]
@@ -146,6 +148,8 @@ def test_unusable_folder_is_one_line(tmp_path: Path, drawn: dict[Path, object]) 
     assert (status, out) == (2, "")
     assert err.startswith("policy-kernel: --plot: cannot make the folder: ")
     assert len(err.splitlines()) == 1
+    status, out, err = _run("replay", "--plot", str(a_file))
+    assert (status, out, err) == (2, "", f"policy-kernel: --plot: not a folder: {a_file}\n")
     status, out, err = _run("replay", "--plot", "")
     assert (status, out, err) == (
         2,
@@ -153,6 +157,19 @@ def test_unusable_folder_is_one_line(tmp_path: Path, drawn: dict[Path, object]) 
         "policy-kernel: --plot: an empty argument names no folder\n",
     )
     assert drawn == {}
+
+
+def test_a_long_file_name_is_cut_to_fit_with_its_suffix(
+    tmp_path: Path, drawn: dict[Path, object]
+) -> None:
+    budget_1 = next(p for p in golden_paths() if p.stem == "budget-1")
+    stem = "é" * 120  # 240 bytes: with "-grants.png" beyond a file name's 255
+    shutil.copy(budget_1, tmp_path / f"{stem}.json")
+    status, _, _ = _run("replay", "--plot", str(tmp_path / "out"), str(tmp_path / f"{stem}.json"))
+    assert status == 0
+    [target] = drawn
+    assert target.name == "é" * 100 + "-grants.png"
+    assert len(target.name.encode()) <= 255
 
 
 def test_simulate_plot_draws_the_comparison(tmp_path: Path, drawn: dict[Path, object]) -> None:
@@ -169,7 +186,17 @@ def test_simulate_plot_draws_the_comparison(tmp_path: Path, drawn: dict[Path, ob
 def test_real_pngs_when_matplotlib_is_installed(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     chosen = [p for p in golden_paths() if p.stem in {"budget-1", "step-resumed-first"}]
-    status, _, err = _run("replay", "--plot", str(tmp_path), *map(str, chosen))
+    # An id the font has no glyph for is drawn as a box, with no warning on stderr.
+    document = json.loads(next(p for p in chosen if p.stem == "budget-1").read_text())
+    document["requests"][0]["id"] = "漢字🚀"
+    del document["expect"]
+    (tmp_path / "glyphs.json").write_text(json.dumps(document))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status, _, err = _run(
+            "replay", "--plot", str(tmp_path), *map(str, chosen), str(tmp_path / "glyphs.json")
+        )
     assert (status, err) == (0, "")
-    for name in ("budget-1-grants.png", "step-resumed-first-admissions.png"):
+    assert [str(w.message) for w in caught] == []
+    for name in ("budget-1-grants.png", "step-resumed-first-admissions.png", "glyphs-grants.png"):
         assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)

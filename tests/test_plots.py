@@ -61,6 +61,21 @@ def test_grant_timeline_agrees_with_every_rotation_golden() -> None:
         assert sorted(r for _, r, _ in data.endings) == sorted(run.outcomes), path.name
         held = [s.tick for s in data.slots if s.holder is not None]
         assert held == sorted(set(held)), path.name
+        # Every counted slice is drawn for the request it counted for: a request's
+        # held ticks are the slices of its grants (every golden request ends).
+        for request in data.requests:
+            drawn = sum(1 for s in data.slots if s.holder == request)
+            granted = sum(g.slices for g in run.grants if g.request == request)
+            assert drawn == granted, (path.name, request)
+
+
+def test_a_counted_no_op_slice_is_drawn_and_its_promotion_marked() -> None:
+    # cancelled-parked-job's derivation: at t4 A is granted, and its round sees the
+    # cancel and ends it at once, a counted no-op slice (A,1) with no model action.
+    data = plots.grant_timeline_data(replay_rotation(_rotation("cancelled-parked-job")))
+    assert [s.holder for s in data.slots] == ["A", "A", "B", "B", "A", "B"]
+    assert (4, "A") in data.promotions
+    assert (4, "A", "cancelled") in data.endings
 
 
 def test_admission_timeline_exact() -> None:
