@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TextIO
@@ -45,6 +45,7 @@ from oracle.harness.scenarios import (
     expand_paths,
     golden_paths,
     load_scenario,
+    os_reason,
 )
 from oracle.harness.verdicts import (
     Verdict,
@@ -59,7 +60,7 @@ from oracle.harness.verdicts import (
 )
 from oracle.simulate.run import Comparison, simulate
 from policy import RotationState
-from policy.text import printable
+from policy.text import cut, printable
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -279,7 +280,7 @@ def _render_events(run: EventsRun, result: Verdict, out: TextIO) -> None:
     # Each row is at most EVENT_TEXT_WIDTH characters of event text (a tick may
     # decline thousands of requests): a longer text is cut, and the column never
     # grows wider, so a row costs a bounded number of bytes.
-    texts = [_cut(printable(event_text(event)), EVENT_TEXT_WIDTH) for event in scenario.events]
+    texts = [cut(printable(event_text(event)), EVENT_TEXT_WIDTH) for event in scenario.events]
     width = max(len("event"), *map(len, texts))
     digits = max(1, len(str(len(texts) - 1)))
     out.write(f"  {'#':>{digits}}  {'event':<{width}}  result\n")
@@ -298,15 +299,6 @@ def _render_events(run: EventsRun, result: Verdict, out: TextIO) -> None:
     )
     out.write(f"  outcomes   {endings or '(none ended)'}\n")
     _render_verdict(result, out)
-
-
-def _cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters: a longer one ends in ``...``.
-
-    >>> _cut("tick budget 2", 80), _cut("cancel " + "x" * 90, 12)
-    ('tick budget 2', 'cancel xx...')
-    """
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _render_attempt(run: AttemptRun, engine: AttemptEngine, result: Verdict, out: TextIO) -> None:
@@ -390,8 +382,9 @@ class _Tally:
     failed: int = 0
     bad: int = 0
     unchecked: int = 0  # replayed, with no ``expect`` to check
-    # With --plot: whether each picture was written, and the files that have none.
-    pictures: list[bool] = field(default_factory=list)
+    # With --plot: pictures written and not, and the files that have none.
+    pictures_written: int = 0
+    pictures_failed: int = 0
     no_picture: int = 0
 
     def summary(self) -> str:
@@ -399,18 +392,18 @@ class _Tally:
             f"replay: {self.passed} passed, {self.failed} failed, {self.bad} bad, "
             f"{self.unchecked} without expect"
         )
-        if self.pictures or self.no_picture:
-            written = sum(self.pictures)
+        if self.pictures_written or self.pictures_failed or self.no_picture:
+            written = self.pictures_written
             line += f"; {written} picture{'' if written == 1 else 's'} written"
-            if not all(self.pictures):
-                line += f", {self.pictures.count(False)} not written"
+            if self.pictures_failed:
+                line += f", {self.pictures_failed} not written"
             if self.no_picture:
                 have = "scenario has" if self.no_picture == 1 else "scenarios have"
                 line += f" ({self.no_picture} event-list {have} none)"
         return line
 
     def status(self) -> int:
-        if self.bad or not all(self.pictures):
+        if self.bad or self.pictures_failed:
             return EXIT_BAD_INPUT
         return EXIT_FAILED if self.failed else EXIT_OK
 
@@ -464,7 +457,7 @@ def _bug_text(error: Exception) -> str:
     except Exception:  # str() of an exception may itself raise (a huge integer in its args)
         detail = ""
     text = printable(f"{type(error).__name__}: {detail}" if detail else type(error).__name__)
-    return text if len(text) <= _BUG_TEXT_LIMIT else text[: _BUG_TEXT_LIMIT - 3] + "..."
+    return cut(text, _BUG_TEXT_LIMIT)
 
 
 def _command_replay(
@@ -489,12 +482,16 @@ def _command_replay(
             tally.passed += 1
         else:
             tally.failed += 1
-        if names is not None and not isinstance(source, ScenarioError):
+        if names is not None:
+            assert isinstance(source, Path)  # a bad source ended above
             if replayed.picture is None:
                 tally.no_picture += 1
             else:
                 target = names.take(source.stem, replayed.suffix)
-                tally.pictures.append(_draw(replayed.picture, target, str(source), err))
+                if _draw(replayed.picture, target, str(source), err):
+                    tally.pictures_written += 1
+                else:
+                    tally.pictures_failed += 1
     if not as_json:  # --json prints scenario objects only; the exit status sums them up
         out.write(tally.summary() + "\n")
     return tally.status()
@@ -543,7 +540,9 @@ def _plot_folder(text: str, err: TextIO) -> Path | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        err.write(f"policy-kernel: --plot: cannot make the folder: {_os_text(error)}\n")
+        reason = os_reason(error)
+        where = f"{reason}: {error.filename}" if error.filename else reason
+        err.write(f"policy-kernel: --plot: cannot make the folder: {printable(where)}\n")
         return None
     return folder
 
@@ -555,7 +554,7 @@ def _draw(picture: _Picture, target: Path, source: str, err: TextIO) -> bool:
     except OSError as error:
         err.write(
             f"policy-kernel: {printable(source)}: cannot write the picture"
-            f" {printable(str(target))}: {printable(error.strerror or str(error))}\n"
+            f" {printable(str(target))}: {printable(os_reason(error))}\n"
         )
         return False
     except Exception as error:  # a drawing bug must not end the run (as for a replay)
@@ -565,12 +564,6 @@ def _draw(picture: _Picture, target: Path, source: str, err: TextIO) -> bool:
         )
         return False
     return True
-
-
-def _os_text(error: OSError) -> str:
-    return printable(
-        f"{error.strerror or error}: {error.filename}" if error.filename else str(error)
-    )
 
 
 def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -9,16 +9,17 @@ and raise a :class:`RuntimeError` naming the ``[plot]`` extra when it is missing
 from __future__ import annotations
 
 import warnings
+from bisect import bisect_right
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle.harness.admission_run import AdmissionRun
-from oracle.harness.rotation_replay import RotationRun
+from oracle.harness.rotation_replay import RotationRun, counted_for
 from oracle.simulate.run import Comparison
-from policy import Branch, RequestId, TickUse
-from policy.text import printable
+from policy import Branch, RequestId
+from policy.text import cut, printable
 
 __all__ = [
     "AdmissionTimeline",
@@ -82,12 +83,7 @@ def grant_timeline_data(run: RotationRun[Any]) -> GrantTimeline:
             outcome = step.outcome
             if outcome.use is not None:
                 use = outcome.use.value
-            # Who the tick's slice counts for: the model's action, or, for a counted
-            # no-op slice (a promoted job whose round sees its cancel: no action),
-            # the grant that slice ended.
-            counted = outcome.action.request if outcome.action is not None else None
-            if counted is None and outcome.use is TickUse.SPECULATIVE and outcome.grants:
-                counted = outcome.grants[0].request
+            counted = counted_for(outcome)  # a cancelled no-op round counts too
             if holder is None:
                 holder = counted
             if counted is not None and any(b in outcome.branches for b in _PROMOTIONS):
@@ -246,9 +242,7 @@ def _inches(base: float, per_item: float, items: int) -> float:
 def _label(value: object, width: int = 30) -> str:
     """A scenario's id or name as one short printable line (ids may be 200 characters),
     with ``$`` escaped: matplotlib would read text between two of them as math."""
-    text = printable(str(value))
-    text = text if len(text) <= width else text[: width - 3] + "..."
-    return text.replace("$", r"\$")
+    return cut(printable(str(value)), width).replace("$", r"\$")
 
 
 def _name_rows(axes: Any, names: list[str], what: str) -> None:
@@ -464,7 +458,7 @@ def write_wait_distribution_png(data: WaitDistribution, path: str | Path) -> Pat
                 label=policy,
             )
             if row.p99 is not None:
-                below = sum(1 for wait in row.waits if wait <= row.p99) / row.requests
+                below = bisect_right(row.waits, row.p99) / row.requests  # waits are sorted
                 axes.plot([row.p99], [below], "o", color=colours(i % 10))
         axes.set_title(f"{name} requests")
         # Linear up to 0.1 s, logarithmic beyond: the fast policies' waits are tenths

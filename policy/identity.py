@@ -31,6 +31,8 @@ def is_request_id(value: object) -> bool:
     >>> is_request_id(["req-1"]), is_request_id(float("nan")), is_request_id(1.5)
     (False, False, True)
     """
+    if type(value) is str or type(value) is int:  # the exact types: always an id
+        return True
     try:
         hash(value)
         return bool(value == value)  # noqa: PLR0124 - the test itself: NaN is not equal to itself

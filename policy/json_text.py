@@ -24,6 +24,7 @@ is given. Strings are decoded by the standard library's own JSON string reader.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
@@ -198,7 +199,7 @@ class _Reader:
         # float() reads any length; anything beyond its range is refused before int()
         # (which raises for more than 4300 digits) or an engine ever sees it.
         magnitude = float(literal)
-        if magnitude in (float("inf"), float("-inf")):
+        if math.isinf(magnitude):  # the regex reads no NaN
             digits = len(literal.lstrip("-"))
             raise self.refuse(
                 at,
@@ -212,9 +213,10 @@ class _Reader:
         text = self.text
         if text.startswith('"', at):
             return self.string(at)
-        for word in _NOT_NUMBERS:
-            if text.startswith(word, at):
-                raise self.refuse(at, f"{word} is not JSON (numbers must be finite)")
+        if text[at : at + 1] in "NI-":  # the first letters of _NOT_NUMBERS (or the end)
+            for word in _NOT_NUMBERS:
+                if text.startswith(word, at):
+                    raise self.refuse(at, f"{word} is not JSON (numbers must be finite)")
         number = self.number(at)
         if number is not None:
             return number

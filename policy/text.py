@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Final
 
-__all__ = ["WHITESPACE", "printable", "record_repr", "represent", "trim"]
+__all__ = ["WHITESPACE", "cut", "printable", "record_repr", "represent", "trim"]
 
 #: Unicode White_Space (25 code points). Python's ``str.strip()`` would also strip
 #: the ASCII separators U+001C..U+001F, which are not white space.
@@ -54,6 +54,15 @@ def _escaped(char: str) -> str:
     if code < 0x10000:
         return f"\\u{code:04x}"
     return f"\\U{code:08x}"
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: a longer one ends in ``...``.
+
+    >>> cut("tick budget 2", 80), cut("cancel " + "x" * 90, 12)
+    ('tick budget 2', 'cancel xx...')
+    """
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def printable(text: str) -> str:

@@ -34,8 +34,9 @@ from functools import partial
 from typing import Any, Final
 
 from oracle.bench.rows import Row
-from oracle.bench.waiting import MAX_WAIT, SHORT_TOKENS, per_call, requests
+from oracle.bench.waiting import MAX_WAIT, SHORT_TOKENS, _always, per_call, requests
 from policy.adapters.vllm import (
+    DEFAULT_ATTRIBUTES,
     WaitingRequestQueue,
     fcfs_queue,
     priority_queue,
@@ -44,7 +45,6 @@ from policy.adapters.vllm import (
 from policy.waiting import (
     Admitted,
     Moment,
-    WaitingEntry,
     WaitingQueue,
     attempt_admission,
     dispatch_order,
@@ -111,15 +111,10 @@ def vllm_requests(count: int, seed: int = 8) -> list[VllmRequest]:
     ]
 
 
-def _always(_entry: WaitingEntry) -> bool:
-    return True
-
-
 @dataclass(slots=True)
 class _Setup:
     """One adapter at N requests, and what its operations are fed with."""
 
-    name: str
     queue: WaitingRequestQueue[Any]
     clock: Clock
     fresh: list[VllmRequest]  # never queued before
@@ -129,7 +124,7 @@ class _Setup:
 
 
 def _setup(name: str, size: int, calls: int) -> _Setup:
-    made = vllm_requests(size + 2 * calls + BATCH)
+    made = vllm_requests(size + calls + BATCH)
     base, fresh = made[:size], made[size : size + calls]
     absent = made[size + calls :]
     clock = Clock()
@@ -139,16 +134,11 @@ def _setup(name: str, size: int, calls: int) -> _Setup:
         queue.add_request(request)
     clock.now = base[-1].arrival_time + 0.05
     read = sorted(queue.policy.attributes_read)
-    getters = {
-        "arrival_time": lambda r: r.arrival_time,
-        "priority": lambda r: r.priority,
-        "prompt": lambda r: r.num_prompt_tokens,
-        "immediate": lambda r: r.num_computed_tokens > 0,
-    }
-    attributes = [{key: getters[key](r) for key in read} for r in fresh]
+    # What the adapter reads from each request, read here before any timing starts.
+    attributes = [{key: DEFAULT_ATTRIBUTES[key](r) for key in read} for r in fresh]
     start = size // 4
     middle = base[start : start + min(calls, size // 2)]
-    return _Setup(name, queue, clock, fresh, attributes, middle, absent)
+    return _Setup(queue, clock, fresh, attributes, middle, absent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,22 +167,34 @@ def _pair(measured: _Measured, setup: _Setup, repeats: int) -> tuple[float, floa
     return best_adapter / measured.per, best_kernel / measured.per
 
 
+def _each(operation: Callable[[Any], object], items: Sequence[Any]) -> Callable[[], None]:
+    """``operation`` on each of ``items``, in order (``items`` read when called)."""
+
+    def run() -> None:
+        for item in items:
+            operation(item)
+
+    return run
+
+
 def _work(setup: _Setup, calls: int) -> list[_Measured]:
     """Every measured operation on ``setup``'s adapter."""
     queue, policy, clock = setup.queue, setup.queue.policy, setup.clock
     fresh, attributes, middle = setup.fresh, setup.attributes, setup.middle
     popped: list[Any] = []
+    put_back = _each(queue.add_request, popped)
 
-    def adds() -> None:
-        for request in fresh:
-            queue.add_request(request)
+    def kernel_adds(add: Callable[..., Any]) -> Callable[[WaitingQueue], None]:
+        """The fresh requests added to a version by ``add`` (``append`` or
+        ``requeue_preempted``), as the adapter adds them."""
 
-    def appends(version: WaitingQueue) -> None:
-        now = clock.now
-        for serial, (request, given) in enumerate(zip(fresh, attributes, strict=True)):
-            version = version.append(
-                policy, request.request_id, given, serial=serial, now=now
-            ).unwrap()
+        def run(version: WaitingQueue) -> None:
+            now = clock.now
+            for serial, (request, given) in enumerate(zip(fresh, attributes, strict=True)):
+                added = add(version, policy, request.request_id, given, serial=serial, now=now)
+                version = added.unwrap()
+
+        return run
 
     def drop_fresh() -> None:
         queue.remove_requests(fresh)
@@ -208,10 +210,6 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
             assert isinstance(outcome, Admitted)
             version = outcome.queue
 
-    def put_back() -> None:
-        for request in popped:
-            queue.add_request(request)
-
     def peek_pops() -> None:
         popped.clear()
         for _ in range(calls):
@@ -223,47 +221,18 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
             chosen = select_waiting(version, policy, Moment(clock.now)).unwrap()
             version = version.remove(chosen.entry.identity).unwrap()
 
-    def prepends() -> None:
-        for request in fresh:
-            queue.prepend_request(request)
+    def kernel_removes(removed: Sequence[VllmRequest]) -> Callable[[WaitingQueue], None]:
+        def run(version: WaitingQueue) -> None:
+            for request in removed:
+                version = version.remove(request.request_id).unwrap()
 
-    def requeues(version: WaitingQueue) -> None:
-        now = clock.now
-        for serial, (request, given) in enumerate(zip(fresh, attributes, strict=True)):
-            version = version.requeue_preempted(
-                policy, request.request_id, given, serial=serial, now=now
-            ).unwrap()
-
-    def removes() -> None:
-        for request in middle:
-            queue.remove_request(request)
-
-    def kernel_removes(version: WaitingQueue) -> None:
-        for request in middle:
-            version = version.remove(request.request_id).unwrap()
-
-    def add_middle() -> None:
-        for request in middle:
-            queue.add_request(request)
+        return run
 
     # finished requests, half of them waiting (vLLM removes every finished one)
     half = BATCH // 2
     parts = [middle[at : at + half] for at in range(0, len(middle) - half + 1, half)]
     batches = [part + setup.absent[: BATCH - len(part)] for part in parts]
-
-    def batch_removes() -> None:
-        for batch in batches:
-            queue.remove_requests(batch)
-
-    def kernel_batch_removes(version: WaitingQueue) -> None:
-        for part in parts:
-            for request in part:
-                version = version.remove(request.request_id).unwrap()
-
-    def add_parts() -> None:
-        for part in parts:
-            for request in part:
-                queue.add_request(request)
+    waiting_in_batches = [request for part in parts for request in part]
 
     passes = max(1, calls // ITERATED)
 
@@ -279,19 +248,40 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
                 pass
 
     return [
-        _Measured("add_request", "append", adds, appends, drop_fresh, calls),
+        _Measured(
+            "add_request",
+            "append",
+            _each(queue.add_request, fresh),
+            kernel_adds(WaitingQueue.append),
+            drop_fresh,
+            calls,
+        ),
         _Measured("pop_request", "attempt_admission", pops, admissions, put_back, calls),
         _Measured(
             "peek+pop", "select_waiting + remove", peek_pops, select_removes, put_back, calls
         ),
-        _Measured("prepend_request", "requeue_preempted", prepends, requeues, drop_fresh, calls),
-        _Measured("remove_request", "remove", removes, kernel_removes, add_middle, len(middle)),
+        _Measured(
+            "prepend_request",
+            "requeue_preempted",
+            _each(queue.prepend_request, fresh),
+            kernel_adds(WaitingQueue.requeue_preempted),
+            drop_fresh,
+            calls,
+        ),
+        _Measured(
+            "remove_request",
+            "remove",
+            _each(queue.remove_request, middle),
+            kernel_removes(middle),
+            _each(queue.add_request, middle),
+            len(middle),
+        ),
         _Measured(
             f"remove_requests of {BATCH}",
             f"remove of the {half} waiting",
-            batch_removes,
-            kernel_batch_removes,
-            add_parts,
+            _each(queue.remove_requests, batches),
+            kernel_removes(waiting_in_batches),
+            _each(queue.add_request, waiting_in_batches),
             max(1, len(batches)),
         ),
         _Measured(

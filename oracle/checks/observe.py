@@ -10,12 +10,25 @@ from collections.abc import Sequence
 
 from oracle.checks.convert import spec_event
 from oracle.harness.rotation_events import events_document
+from oracle.spec import grant_order as spec_order
 from oracle.spec import protocol as spec
 from policy import Event, Lane
 
-__all__ = ["events_scenario", "spec_observation"]
+__all__ = ["LANE_LABELS", "entry_observation", "events_scenario", "spec_observation"]
 
-_LANE_LABELS = {int(lane): lane.label for lane in Lane}
+#: Each lane's label by its number (the spec's lanes are numbers).
+LANE_LABELS = {int(lane): lane.label for lane in Lane}
+
+
+def entry_observation(entry: spec_order.SpecEntry) -> dict[str, object]:
+    """A spec backlog entry as the harness observes a kernel backlog entry."""
+    return {
+        "request": entry.request,
+        "lane": LANE_LABELS[entry.lane],
+        "kind": "parked" if entry.parked else "waiter",
+        "skipped": entry.skipped,
+        "cancelled": entry.cancelled,
+    }
 
 
 def spec_observation(result: spec.Step | str) -> dict[str, object]:
@@ -34,22 +47,13 @@ def spec_observation(result: spec.Step | str) -> dict[str, object]:
         if active is None
         else {
             "request": active.request,
-            "lane": _LANE_LABELS[active.lane],
+            "lane": LANE_LABELS[active.lane],
             "slices": active.slices,
             "budget": active.budget,
             "in_flight": active.in_flight,
             "cancelled": active.cancelled,
         },
-        "backlog": [
-            {
-                "request": entry.request,
-                "lane": _LANE_LABELS[entry.lane],
-                "kind": "parked" if entry.parked else "waiter",
-                "skipped": entry.skipped,
-                "cancelled": entry.cancelled,
-            }
-            for entry in state.backlog
-        ],
+        "backlog": [entry_observation(entry) for entry in state.backlog],
         "yielded": state.yielded,
         "acted": state.acted,
     }

@@ -42,6 +42,7 @@ from returns.result import Failure
 from oracle.checks.convert import spec_error, spec_event, spec_outcome, spec_state
 from oracle.checks.framework import Check, Counterexample, Level, PaperBound, Partial
 from oracle.checks.observe import events_scenario
+from oracle.harness.rotation_replay import counted_for
 from oracle.spec import invariants as spec_invariants
 from oracle.spec import protocol as spec
 from policy import (
@@ -134,8 +135,7 @@ def _events(state: RotationState, budgets: range) -> Iterator[Event]:
 
 
 def _model_actions(step: Step) -> int:
-    outcome = step.outcome
-    return int(outcome.action is not None or Branch.CANCELLED_JOB in outcome.branches)
+    return int(counted_for(step.outcome) is not None)
 
 
 def _transition_violations(node: _Node, event: Event, step: Step) -> list[str]:

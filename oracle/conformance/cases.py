@@ -16,6 +16,7 @@ answer does not lead the search astray), and every case is self-contained.
 from __future__ import annotations
 
 import itertools
+import json
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from functools import partial
 from oracle.checks import rotation_model
 from oracle.checks import selection as selection_check
 from oracle.checks.convert import spec_event, spec_state
-from oracle.checks.observe import events_scenario, spec_observation
+from oracle.checks.observe import LANE_LABELS, events_scenario, spec_observation
 from oracle.conformance.bounds import (
     GrantOrderBounds,
     NumberBounds,
@@ -95,10 +96,6 @@ def _text(template: str, *values: object) -> str:
     return template.format(*values)
 
 
-def _json_text(value: JSON) -> str:
-    return "true" if value is True else "false" if value is False else str(value)
-
-
 # ---------------------------------------------------------------- grant expiry, backlog cap
 
 
@@ -117,7 +114,7 @@ def grant_expiry_cases(bounds: NumberBounds, counts: Counts) -> Iterator[Case]:
                 "slices_in_grant {}, budget {}, backlog_pending {}",
                 slices,
                 budget,
-                _json_text(pending),
+                json.dumps(pending),
             ),
         )
 
@@ -138,11 +135,9 @@ def backlog_cap_cases(bounds: NumberBounds, counts: Counts) -> Iterator[Case]:
 
 # ----------------------------------------------------------------------------- grant order
 
-_LABELS = {int(lane): lane.label for lane in Lane}
-
 
 def _describe_backlog(cells: Sequence[tuple[int, int]], cap: int) -> str:
-    shown = ", ".join(f"({_LABELS[lane]}, {skipped})" for lane, skipped in cells)
+    shown = ", ".join(f"({LANE_LABELS[lane]}, {skipped})" for lane, skipped in cells)
     return f"backlog [{shown}] at skip cap {cap}"
 
 
@@ -163,7 +158,7 @@ def grant_order_cases(bounds: GrantOrderBounds, counts: Counts) -> Iterator[Case
                 for i in range(length)
             ]
             json_cells = [[entry_json(entry) for entry in row] for row in spec_cells]
-            index_cells = [{"lane": _LABELS[lane], "skipped": s} for lane, s in cells]
+            index_cells = [{"lane": LANE_LABELS[lane], "skipped": s} for lane, s in cells]
             joining = spec_order.SpecEntry("J", int(Lane.LOW), True, skipped=length + 1)
             joining_json = entry_json(joining)
             for chosen in itertools.product(range(len(cells)), repeat=length):
@@ -327,14 +322,6 @@ def _describe_queue(labels: Sequence[str], resumed: int, policy: str, fits: str)
     return shown if not fits else f"{shown}, fits {fits}"
 
 
-def _fits_text(fits: Sequence[str], size: int) -> str:
-    if not fits:
-        return "never"
-    if len(fits) == size:
-        return "always"
-    return "only " + ", ".join(fits)
-
-
 def _fits_in(fitting: frozenset[str], entry: spec_selection.SpecEntry) -> bool:
     return entry.identity in fitting
 
@@ -443,6 +430,6 @@ def selection_cases(bounds: SelectionBounds, counts: Counts, attempts: bool) -> 
                             shown,
                             resumed,
                             case.name,
-                            _fits_text(fitting, length),
+                            selection_check._fits_text(fitting, length),
                         ),
                     )

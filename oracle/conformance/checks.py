@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from oracle.checks.framework import KEPT_COUNTEREXAMPLES, Level
 from oracle.conformance.bounds import (
@@ -53,8 +53,7 @@ from oracle.conformance.implementations import (
     NextGrantIndex,
     SelectWaiting,
     TakeNextGrantee,
-    from_callables,
-    grant_order_implementation,
+    as_implementation,
 )
 from oracle.conformance.report import ConformanceReport, Disagreement
 from oracle.conformance.wire import JSON, WireError
@@ -78,13 +77,14 @@ BATCH = 256
 
 @dataclass(frozen=True, slots=True)
 class CheckDefinition:
-    """One conformance check: its decisions and how it enumerates its cases."""
+    """One conformance check: its decisions, its bounds at each level and how it
+    enumerates its cases within given bounds."""
 
     name: str
     description: str
     decisions: tuple[str, ...]
-    cases: Callable[[Level, Counts], Iterator[Case]]
-    bounds: Callable[[Level], Mapping[str, str]]
+    bounds_at: Callable[[Level], Any]  # the bounds class's ``at``: a level's bounds
+    enumerate: Callable[[Any, Counts], Iterator[Case]]  # every case within bounds
 
 
 #: Every check, in the order ``verify --against-command`` runs them.
@@ -93,44 +93,44 @@ CHECKS: tuple[CheckDefinition, ...] = (
         "grant expiry",
         "slice_grant_expired on every small count and budget and the integer edges",
         ("slice_grant_expired",),
-        lambda level, counts: grant_expiry_cases(NumberBounds.at(level), counts),
-        lambda level: NumberBounds.at(level).describe(),
+        NumberBounds.at,
+        grant_expiry_cases,
     ),
     CheckDefinition(
         "backlog cap",
         "backlog_admits on every small backlog length and budget and the integer edges",
         ("backlog_admits",),
-        lambda level, counts: backlog_cap_cases(NumberBounds.at(level), counts),
-        lambda level: NumberBounds.at(level).describe(),
+        NumberBounds.at,
+        backlog_cap_cases,
     ),
     CheckDefinition(
         "grant order",
         "next_grant_index, take_next_grantee (skip accounting) and re-entry on every small backlog",
         ("next_grant_index", "take_next_grantee", "backlog_append"),
-        lambda level, counts: grant_order_cases(GrantOrderBounds.at(level), counts),
-        lambda level: GrantOrderBounds.at(level).describe(),
+        GrantOrderBounds.at,
+        grant_order_cases,
     ),
     CheckDefinition(
         "tick protocol",
         "apply_event on every reachable state of the spec's tick protocol, every event",
         ("apply_event",),
-        lambda level, counts: protocol_cases(ProtocolBounds.at(level), counts),
-        lambda level: ProtocolBounds.at(level).describe(),
+        ProtocolBounds.at,
+        protocol_cases,
     ),
     CheckDefinition(
         "selection",
         "select_waiting on every small waiting queue, policy and moment",
         ("select_waiting",),
-        lambda level, counts: selection_cases(SelectionBounds.at(level), counts, False),
-        lambda level: SelectionBounds.at(level).describe(),
+        SelectionBounds.at,
+        partial(selection_cases, attempts=False),
     ),
     CheckDefinition(
         "admission attempt",
         "one attempt_admission (fits always, never, all but the selected) on every small"
         " waiting queue",
         ("attempt_admission",),
-        lambda level, counts: selection_cases(SelectionBounds.at(level), counts, True),
-        lambda level: SelectionBounds.at(level).describe(),
+        SelectionBounds.at,
+        partial(selection_cases, attempts=True),
     ),
 )
 _BY_NAME = {check.name: check for check in CHECKS}
@@ -267,16 +267,26 @@ def run_cases(  # noqa: PLR0917 - the parts of one report
     )
 
 
-def _run(
-    name: str,
-    implementation: Implementation,
-    level: Level | None,
-    cases: Callable[[Counts], Iterable[Case]],
-    bounds: Mapping[str, str],
-) -> ConformanceReport:
+class _Bounds(Protocol):
+    def describe(self) -> Mapping[str, str]: ...
+
+
+def _check(name: str, implementation: Implementation, bounds: Level | _Bounds) -> ConformanceReport:
+    """Run the check ``name`` within ``bounds``: a level, or bounds of its own type."""
     check = _BY_NAME[name]
+    if isinstance(bounds, str):
+        level: Level | None = bounds
+        chosen: _Bounds = check.bounds_at(bounds)
+    else:
+        level, chosen = None, bounds
     return run_cases(
-        check.name, check.description, check.decisions, implementation, cases, bounds, level
+        check.name,
+        check.description,
+        check.decisions,
+        implementation,
+        partial(check.enumerate, chosen),
+        chosen.describe(),
+        level,
     )
 
 
@@ -287,20 +297,8 @@ def check_grant_expiry(
 ) -> ConformanceReport:
     """``slice_grant_expired(slices_in_grant, budget, backlog_pending)`` on every count
     and budget of ``bounds``, both flags, against the spec."""
-    chosen = NumberBounds.at(bounds) if isinstance(bounds, str) else bounds
-    implementation = (
-        slice_grant_expired
-        if isinstance(slice_grant_expired, Implementation)
-        else from_callables(slice_grant_expired=slice_grant_expired)
-    )
-    level = bounds if isinstance(bounds, str) else None
-    return _run(
-        "grant expiry",
-        implementation,
-        level,
-        partial(grant_expiry_cases, chosen),
-        chosen.describe(),
-    )
+    implementation = as_implementation(slice_grant_expired, "slice_grant_expired")
+    return _check("grant expiry", implementation, bounds)
 
 
 def check_backlog_cap(
@@ -309,16 +307,7 @@ def check_backlog_cap(
     bounds: NumberBounds | Level = "default",
 ) -> ConformanceReport:
     """``backlog_admits(backlog_len, budget)`` on every length and budget of ``bounds``."""
-    chosen = NumberBounds.at(bounds) if isinstance(bounds, str) else bounds
-    implementation = (
-        backlog_admits
-        if isinstance(backlog_admits, Implementation)
-        else from_callables(backlog_admits=backlog_admits)
-    )
-    level = bounds if isinstance(bounds, str) else None
-    return _run(
-        "backlog cap", implementation, level, partial(backlog_cap_cases, chosen), chosen.describe()
-    )
+    return _check("backlog cap", as_implementation(backlog_admits, "backlog_admits"), bounds)
 
 
 def check_grant_order(
@@ -334,12 +323,13 @@ def check_grant_order(
     ``backlog_append(backlog, entry)`` (re-entry at the back with no skips). With an
     :class:`~oracle.conformance.implementations.Implementation`, every one of the three
     it answers."""
-    chosen = GrantOrderBounds.at(bounds) if isinstance(bounds, str) else bounds
-    implementation = grant_order_implementation(take_next_grantee, next_grant_index, backlog_append)
-    level = bounds if isinstance(bounds, str) else None
-    return _run(
-        "grant order", implementation, level, partial(grant_order_cases, chosen), chosen.describe()
+    implementation = as_implementation(
+        take_next_grantee,
+        "take_next_grantee",
+        next_grant_index=next_grant_index,
+        backlog_append=backlog_append,
     )
+    return _check("grant order", implementation, bounds)
 
 
 def check_tick_protocol(
@@ -350,16 +340,7 @@ def check_tick_protocol(
     """``apply_event(state, event)`` (a step function over the event types) on every
     state of the spec reachable within ``bounds`` and every event of the model check's
     domain there: the new state and outcome, or the refusal, must be the spec's."""
-    chosen = ProtocolBounds.at(bounds) if isinstance(bounds, str) else bounds
-    implementation = (
-        apply_event
-        if isinstance(apply_event, Implementation)
-        else from_callables(apply_event=apply_event)
-    )
-    level = bounds if isinstance(bounds, str) else None
-    return _run(
-        "tick protocol", implementation, level, partial(protocol_cases, chosen), chosen.describe()
-    )
+    return _check("tick protocol", as_implementation(apply_event, "apply_event"), bounds)
 
 
 def check_selection(
@@ -369,20 +350,7 @@ def check_selection(
 ) -> ConformanceReport:
     """``select_waiting(queue, policy, moment)`` on every queue, policy and moment of
     ``bounds``: the entry selected and its key values."""
-    chosen = SelectionBounds.at(bounds) if isinstance(bounds, str) else bounds
-    implementation = (
-        select_waiting
-        if isinstance(select_waiting, Implementation)
-        else from_callables(select_waiting=select_waiting)
-    )
-    level = bounds if isinstance(bounds, str) else None
-    return _run(
-        "selection",
-        implementation,
-        level,
-        partial(selection_cases, chosen, attempts=False),
-        chosen.describe(),
-    )
+    return _check("selection", as_implementation(select_waiting, "select_waiting"), bounds)
 
 
 def check_admission_attempt(
@@ -394,20 +362,8 @@ def check_admission_attempt(
     moment of ``bounds``, with the selected entry fitting, not fitting, and every
     entry but the selected one fitting (no fit-first skipping): the outcome, the entry,
     its key values and the queue left."""
-    chosen = SelectionBounds.at(bounds) if isinstance(bounds, str) else bounds
-    implementation = (
-        attempt_admission
-        if isinstance(attempt_admission, Implementation)
-        else from_callables(attempt_admission=attempt_admission)
-    )
-    level = bounds if isinstance(bounds, str) else None
-    return _run(
-        "admission attempt",
-        implementation,
-        level,
-        partial(selection_cases, chosen, attempts=True),
-        chosen.describe(),
-    )
+    implementation = as_implementation(attempt_admission, "attempt_admission")
+    return _check("admission attempt", implementation, bounds)
 
 
 def run_conformance(
@@ -429,15 +385,7 @@ def run_conformance(
     for check in CHECKS:
         if checks is not None and check.name not in checks:
             continue
-        report = run_cases(
-            check.name,
-            check.description,
-            check.decisions,
-            implementation,
-            partial(check.cases, level),
-            check.bounds(level),
-            level,
-        )
+        report = _check(check.name, implementation, level)
         reports.append(report)
         if progress is not None:
             progress(report)

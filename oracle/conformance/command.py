@@ -46,8 +46,8 @@ from oracle.conformance.checks import run_conformance
 from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
 from oracle.conformance.implementations import Failed, Implementation, ImplementationBroken
 from oracle.conformance.report import ConformanceReport
-from oracle.conformance.wire import JSON, canonical
-from policy.text import printable
+from oracle.conformance.wire import JSON, canonical, encode
+from policy.text import cut, printable
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -68,9 +68,6 @@ _EOF = b""
 _CHUNK = 1 << 16
 
 
-_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-
-
 def _not_json(name: str) -> JSON:
     """JSON has no NaN or Infinity (Python's reader would take them): not a JSON line."""
     raise ValueError(f"{name} is not JSON")
@@ -78,12 +75,11 @@ def _not_json(name: str) -> JSON:
 
 def _compact(message: Mapping[str, JSON]) -> str:
     """One protocol line (compact JSON; numbers JSON has none of are already strings)."""
-    return _ENCODE(message) + "\n"
+    return encode(message) + "\n"
 
 
 def _shown(text: str, limit: int = 120) -> str:
-    text = printable(text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return cut(printable(text), limit)
 
 
 class CommandImplementation(Implementation):

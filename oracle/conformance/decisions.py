@@ -20,7 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from oracle.conformance.wire import JSON, WireError, number_json, read_float
+from oracle.conformance.wire import (
+    JSON,
+    WireError,
+    number_json,
+    read_flag,
+    read_float,
+    read_int,
+    read_list,
+    read_request,
+)
 from oracle.conformance.wire import shown as _shown
 
 __all__ = [
@@ -40,27 +49,9 @@ def _fail(what: str, wanted: str, value: JSON) -> WireError:
     return WireError(f"{what}: {wanted}, not {_shown(value)}")
 
 
-def _flag(value: JSON, what: str) -> bool:
-    if not isinstance(value, bool):
-        raise _fail(what, "true or false", value)
-    return value
-
-
-def _int(value: JSON, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(what, "an integer", value)
-    return value
-
-
 def _text(value: JSON, what: str) -> str:
     if not isinstance(value, str):
         raise _fail(what, "a string", value)
-    return value
-
-
-def _request(value: JSON, what: str) -> str | int:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise _fail(what, "a request id (a string or an integer)", value)
     return value
 
 
@@ -73,14 +64,8 @@ def _object(value: JSON, what: str, fields: tuple[str, ...]) -> Mapping[str, JSO
     return value
 
 
-def _list(value: JSON, what: str) -> list[JSON]:
-    if not isinstance(value, list):
-        raise _fail(what, "a list", value)
-    return value
-
-
 def _tuple(value: JSON, what: str, size: int) -> list[JSON]:
-    items = _list(value, what)
+    items = read_list(value, what)
     if len(items) != size:
         raise _fail(what, f"a list of {size}", value)
     return items
@@ -105,20 +90,20 @@ _OBSERVATION = (
 def _entry(value: JSON, what: str) -> dict[str, JSON]:
     entry = _object(value, what, _ENTRY)
     return {
-        "request": _request(entry["request"], what + ".request"),
+        "request": read_request(entry["request"], what + ".request"),
         "lane": _text(entry["lane"], what + ".lane"),
         "kind": _text(entry["kind"], what + ".kind"),
-        "skipped": _int(entry["skipped"], what + ".skipped"),
-        "cancelled": _flag(entry["cancelled"], what + ".cancelled"),
+        "skipped": read_int(entry["skipped"], what + ".skipped"),
+        "cancelled": read_flag(entry["cancelled"], what + ".cancelled"),
     }
 
 
 def _backlog(value: JSON, what: str) -> list[JSON]:
-    return [_entry(item, f"{what}[{i}]") for i, item in enumerate(_list(value, what))]
+    return [_entry(item, f"{what}[{i}]") for i, item in enumerate(read_list(value, what))]
 
 
 def _grant_index(answer: JSON) -> JSON:
-    return None if answer is None else _int(answer, "next_grant_index")
+    return None if answer is None else read_int(answer, "next_grant_index")
 
 
 def _take(answer: JSON) -> JSON:
@@ -142,36 +127,36 @@ def _observation(answer: JSON) -> JSON:
     action = seen["action"]
     if action is not None:
         request, kind = _tuple(action, "action", 2)
-        action = [_request(request, "action[0]"), _text(kind, "action[1]")]
+        action = [read_request(request, "action[0]"), _text(kind, "action[1]")]
     ended = []
-    for i, item in enumerate(_list(seen["ended"], "ended")):
+    for i, item in enumerate(read_list(seen["ended"], "ended")):
         request, ending = _tuple(item, f"ended[{i}]", 2)
-        ended.append([_request(request, f"ended[{i}][0]"), _text(ending, f"ended[{i}][1]")])
+        ended.append([read_request(request, f"ended[{i}][0]"), _text(ending, f"ended[{i}][1]")])
     grants = []
-    for i, item in enumerate(_list(seen["grants"], "grants")):
+    for i, item in enumerate(read_list(seen["grants"], "grants")):
         request, slices, parked = _tuple(item, f"grants[{i}]", 3)
         grants.append(
             [
-                _request(request, f"grants[{i}][0]"),
-                _int(slices, f"grants[{i}][1]"),
-                _flag(parked, f"grants[{i}][2]"),
+                read_request(request, f"grants[{i}][0]"),
+                read_int(slices, f"grants[{i}][1]"),
+                read_flag(parked, f"grants[{i}][2]"),
             ]
         )
     active = seen["active"]
     if active is not None:
         job = _object(active, "active", _ACTIVE)
         active = {
-            "request": _request(job["request"], "active.request"),
+            "request": read_request(job["request"], "active.request"),
             "lane": _text(job["lane"], "active.lane"),
-            "slices": _int(job["slices"], "active.slices"),
-            "budget": _int(job["budget"], "active.budget"),
+            "slices": read_int(job["slices"], "active.slices"),
+            "budget": read_int(job["budget"], "active.budget"),
             "in_flight": _optional_text(job["in_flight"], "active.in_flight"),
-            "cancelled": _flag(job["cancelled"], "active.cancelled"),
+            "cancelled": read_flag(job["cancelled"], "active.cancelled"),
         }
     return {
         "branches": [
             _text(branch, f"branches[{i}]")
-            for i, branch in enumerate(_list(seen["branches"], "branches"))
+            for i, branch in enumerate(read_list(seen["branches"], "branches"))
         ],
         "use": _optional_text(seen["use"], "use"),
         "action": action,
@@ -179,8 +164,8 @@ def _observation(answer: JSON) -> JSON:
         "grants": grants,
         "active": active,
         "backlog": _backlog(seen["backlog"], "backlog"),
-        "yielded": _flag(seen["yielded"], "yielded"),
-        "acted": _flag(seen["acted"], "acted"),
+        "yielded": read_flag(seen["yielded"], "yielded"),
+        "acted": read_flag(seen["acted"], "acted"),
     }
 
 
@@ -188,14 +173,14 @@ def _observation(answer: JSON) -> JSON:
 
 
 def _keys(value: JSON) -> list[JSON]:
-    return [_number(key, f"keys[{i}]") for i, key in enumerate(_list(value, "keys"))]
+    return [_number(key, f"keys[{i}]") for i, key in enumerate(read_list(value, "keys"))]
 
 
 def _selection(answer: JSON) -> JSON:
     if answer is None:
         return None
     chosen = _object(answer, "select_waiting", ("index", "keys"))
-    return {"index": _int(chosen["index"], "index"), "keys": _keys(chosen["keys"])}
+    return {"index": read_int(chosen["index"], "index"), "keys": _keys(chosen["keys"])}
 
 
 _OUTCOMES = ("admitted", "blocked")
@@ -211,17 +196,18 @@ def _attempt(answer: JSON) -> JSON:
     fields = _object(answer, "attempt_admission", ("index", "keys", "queue"))
     return {
         "outcome": outcome,
-        "index": _int(fields["index"], "index"),
+        "index": read_int(fields["index"], "index"),
         "keys": _keys(fields["keys"]),
         "queue": [
-            _request(item, f"queue[{i}]") for i, item in enumerate(_list(fields["queue"], "queue"))
+            read_request(item, f"queue[{i}]")
+            for i, item in enumerate(read_list(fields["queue"], "queue"))
         ],
     }
 
 
 def _boolean(name: str) -> Callable[[JSON], JSON]:
     def read(answer: JSON) -> JSON:
-        return _flag(answer, name)
+        return read_flag(answer, name)
 
     return read
 

@@ -24,12 +24,11 @@ Failed(reason='raised ZeroDivisionError: division by zero')
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar, Generic, TypeAlias, TypeVar
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 
 from returns.maybe import Maybe
 from returns.result import Failure, Result, Success
@@ -39,6 +38,7 @@ from oracle.conformance.wire import (
     JSON,
     WireError,
     canonical,
+    encode,
     kernel_entry_json,
     lane_of,
     number_json,
@@ -97,9 +97,9 @@ __all__ = [
     "NextGrantIndex",
     "SelectWaiting",
     "TakeNextGrantee",
+    "as_implementation",
     "from_callables",
     "from_handlers",
-    "grant_order_implementation",
     "kernel_implementation",
 ]
 
@@ -127,7 +127,6 @@ AttemptAdmission: TypeAlias = Callable[
 Handler: TypeAlias = Callable[[Mapping[str, JSON]], JSON]
 
 _Read = TypeVar("_Read")
-_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +275,7 @@ class _Memo(Generic[_Read]):
         held = self._by_object.get(id(document))
         if held is not None and held[0] is document:
             return held[1]
-        text = _ENCODE(document)  # one writer writes equal documents alike
+        text = encode(document)  # one writer writes equal documents alike
         value = self._by_text.get(text)
         if value is None:
             value = self._read(document)
@@ -443,20 +442,16 @@ def _append(backlog: GrantBacklog, entry: BacklogEntry) -> GrantBacklog:
     return backlog.append(entry)
 
 
-def grant_order_implementation(
-    take_next_grantee: Implementation | TakeNextGrantee | None,
-    next_grant_index: NextGrantIndex | None,
-    backlog_append: BacklogAppend | None,
+def as_implementation(
+    given: Implementation | Callable[..., object] | None, decision: str, **more: object
 ) -> Implementation:
-    """The implementation a grant order check asks: ``take_next_grantee`` itself when it
-    is an :class:`Implementation`, else one answering the callables given."""
-    if isinstance(take_next_grantee, Implementation):
-        return take_next_grantee
-    return from_callables(
-        take_next_grantee=take_next_grantee,
-        next_grant_index=next_grant_index,
-        backlog_append=backlog_append,
-    )
+    """``given`` itself when it is an :class:`Implementation`, else one answering the
+    callable ``given`` as ``decision`` (and the callables in ``more``, by decision).
+    The public checks type each callable; this is where they meet one adapter."""
+    if isinstance(given, Implementation):
+        return given
+    callables: dict[str, Any] = {decision: given, **more}
+    return from_callables(**callables)
 
 
 def kernel_implementation() -> Implementation:

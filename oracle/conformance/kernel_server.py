@@ -35,11 +35,9 @@ from typing import Protocol
 
 from oracle.conformance.decisions import HELLO, PROTOCOL_VERSION
 from oracle.conformance.implementations import Failed, Implementation, kernel_implementation
-from oracle.conformance.wire import JSON
+from oracle.conformance.wire import JSON, encode
 
 __all__ = ["AnswerStream", "main", "serve"]
-
-_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 class AnswerStream(Protocol):
@@ -82,7 +80,7 @@ def serve(implementation: Implementation, requests: Iterable[bytes], answers: An
     for line in requests:
         if not line.strip():
             continue
-        answers.write(_ENCODE(_answer(implementation, decisions, line)).encode() + b"\n")
+        answers.write(encode(_answer(implementation, decisions, line)).encode() + b"\n")
         answers.flush()
     return 0
 

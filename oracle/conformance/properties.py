@@ -30,6 +30,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 
 from hypothesis import HealthCheck, Phase, find, settings
@@ -37,8 +38,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from oracle.checks.convert import spec_entry, spec_event, spec_policy, spec_queue_entry
-from oracle.checks.observe import events_scenario, spec_observation
-from oracle.conformance.cases import Case, admission_json
+from oracle.checks.observe import LANE_LABELS, events_scenario, spec_observation
+from oracle.conformance.cases import Case, _describe_backlog, admission_json
 from oracle.conformance.checks import judge, run_cases
 from oracle.conformance.implementations import (
     ApplyEvent,
@@ -48,8 +49,7 @@ from oracle.conformance.implementations import (
     NextGrantIndex,
     SelectWaiting,
     TakeNextGrantee,
-    from_callables,
-    grant_order_implementation,
+    as_implementation,
 )
 from oracle.conformance.report import ConformanceReport
 from oracle.conformance.wire import (
@@ -76,7 +76,6 @@ __all__ = [
     "property_check_tick_protocol",
 ]
 
-_LABELS = {int(lane): lane.label for lane in Lane}
 #: Requests of one input asked at once (a long run stops at the first chunk that disagrees).
 _CHUNK = 32
 
@@ -170,18 +169,10 @@ def _report(
     report = run_cases(
         name, description, decisions, implementation, cases, bounds, None, "property"
     )
-    return ConformanceReport(
-        check=report.check,
-        description=report.description,
-        kind="property",
-        level=None,
-        bounds=report.bounds,
-        decisions=report.decisions,
-        not_answered=report.not_answered,
+    return replace(
+        report,
         cases=searched.get("requests", 0),
         counts=searched,
-        disagreements=report.disagreements,
-        counterexamples=report.counterexamples,
         seconds=time.perf_counter() - started,
     )
 
@@ -266,11 +257,7 @@ def property_check_tick_protocol(
 ) -> ConformanceReport:
     """``apply_event`` along random runs of up to ``max_events`` events, every step asked
     from the spec's state before it (``seed``: None for a fixed derandomized search)."""
-    implementation = (
-        apply_event
-        if isinstance(apply_event, Implementation)
-        else from_callables(apply_event=apply_event)
-    )
+    implementation = as_implementation(apply_event, "apply_event")
     # Run lengths uniform in 0..max_events (a plain list favours short ones), each run a
     # list of exactly that many events, so that shrinking drops events from the end.
     runs = st.integers(0, max_events).flatmap(
@@ -311,14 +298,14 @@ def _grant_example(example: object) -> list[Case]:
     listed = backlog_json(entries)
     cells = [(entry.lane, entry.skipped) for entry in entries]
     size = len(entries)
-    where = partial(_backlog_text, cells, skip_cap)
+    where = partial(_describe_backlog, cells, skip_cap)
     taken = spec_order.take_next_grantee(entries, skip_cap)
     joined = spec_order.re_enter(entries, spec_entry(joining))
     return [
         Case(
             "next_grant_index",
             {
-                "entries": [{"lane": _LABELS[lane], "skipped": s} for lane, s in cells],
+                "entries": [{"lane": LANE_LABELS[lane], "skipped": s} for lane, s in cells],
                 "skip_cap": skip_cap,
             },
             spec_order.next_grant_index(cells, skip_cap),
@@ -342,11 +329,6 @@ def _grant_example(example: object) -> list[Case]:
     ]
 
 
-def _backlog_text(cells: Sequence[tuple[int, int]], skip_cap: int) -> str:
-    shown = ", ".join(f"({_LABELS[lane]}, {skipped})" for lane, skipped in cells)
-    return f"backlog [{shown}] at skip cap {skip_cap}"
-
-
 def property_check_grant_order(
     take_next_grantee: Implementation | TakeNextGrantee | None = None,
     *,
@@ -356,7 +338,12 @@ def property_check_grant_order(
     seed: int | None = 0,
 ) -> ConformanceReport:
     """The grant order on random backlogs of up to 8 entries (any skip counts and marks)."""
-    implementation = grant_order_implementation(take_next_grantee, next_grant_index, backlog_append)
+    implementation = as_implementation(
+        take_next_grantee,
+        "take_next_grantee",
+        next_grant_index=next_grant_index,
+        backlog_append=backlog_append,
+    )
     joining = st.builds(
         BacklogEntry,
         st.just("J"),
@@ -458,10 +445,8 @@ def property_check_selection(
 ) -> ConformanceReport:
     """``select_waiting`` and one ``attempt_admission`` on random policies, queues of up
     to ``max_entries`` entries, moments and fitting sets."""
-    implementation = (
-        select_waiting
-        if isinstance(select_waiting, Implementation)
-        else from_callables(select_waiting=select_waiting, attempt_admission=attempt_admission)
+    implementation = as_implementation(
+        select_waiting, "select_waiting", attempt_admission=attempt_admission
     )
     decisions = ("select_waiting", "attempt_admission")
     strategy = _selection_inputs(max_entries)

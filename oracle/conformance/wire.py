@@ -28,7 +28,7 @@ from pyrsistent import pvector
 from returns.result import Failure, Result
 
 from oracle.checks.convert import spec_entry
-from oracle.checks.observe import spec_observation
+from oracle.checks.observe import entry_observation, spec_observation
 from oracle.harness.admission_scenario import key_json
 from oracle.spec import grant_order as spec_order
 from oracle.spec import protocol as spec
@@ -54,7 +54,6 @@ __all__ = [
     "WireError",
     "backlog_json",
     "canonical",
-    "entry_identities",
     "entry_json",
     "kernel_entry_json",
     "lane_of",
@@ -82,7 +81,6 @@ __all__ = [
 JSON = object
 
 _LANES = {lane.label: lane for lane in Lane}
-_LANE_LABELS = {int(lane): lane.label for lane in Lane}
 _KINDS = {kind.value: kind for kind in EntryKind}
 _SLICES = {kind.value: kind for kind in SliceKind}
 _FLOAT_NAMES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0.0": -0.0}
@@ -100,6 +98,11 @@ def canonical(value: JSON) -> str:
     '{"a":null,"b":[1,true]}'
     """
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+#: One JSON line for a value: compact, keys in their order, no NaN (what a writer of
+#: the protocol's lines writes; :func:`canonical` also sorts the keys).
+encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 def number_json(value: float) -> float | int | str:
@@ -133,30 +136,6 @@ def shown(value: JSON) -> str:
 
 def read_field(document: JSON, name: str) -> JSON:
     """The field ``name`` of an object."""
-    return _field(document, name)
-
-
-def read_int(value: JSON, what: str) -> int:
-    """An integer (not a boolean); ``what`` names it in the error."""
-    return _int(value, what)
-
-
-def read_flag(value: JSON, what: str) -> bool:
-    """``true`` or ``false``."""
-    return _flag(value, what)
-
-
-def read_request(value: JSON, what: str) -> RequestId:
-    """A request id: a string or an integer."""
-    return _request(value, what)
-
-
-def read_list(value: JSON, what: str) -> list[JSON]:
-    """A list."""
-    return _list(value, what)
-
-
-def _field(document: JSON, name: str) -> JSON:
     if not isinstance(document, dict):
         raise WireError(f"an object, not {shown(document)}")
     if name not in document:
@@ -164,25 +143,29 @@ def _field(document: JSON, name: str) -> JSON:
     return document[name]
 
 
-def _int(value: JSON, what: str) -> int:
+def read_int(value: JSON, what: str) -> int:
+    """An integer (not a boolean); ``what`` names it in the error."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise WireError(f"{what}: an integer, not {shown(value)}")
     return value
 
 
-def _flag(value: JSON, what: str) -> bool:
+def read_flag(value: JSON, what: str) -> bool:
+    """``true`` or ``false``."""
     if not isinstance(value, bool):
         raise WireError(f"{what}: true or false, not {shown(value)}")
     return value
 
 
-def _request(value: JSON, what: str) -> RequestId:
+def read_request(value: JSON, what: str) -> RequestId:
+    """A request id: a string or an integer."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise WireError(f"{what}: a request id (a string or an integer), not {shown(value)}")
     return value
 
 
-def _list(value: JSON, what: str) -> list[JSON]:
+def read_list(value: JSON, what: str) -> list[JSON]:
+    """A list."""
     if not isinstance(value, list):
         raise WireError(f"{what}: a list, not {shown(value)}")
     return value
@@ -204,13 +187,7 @@ def entry_json(entry: spec_order.SpecEntry) -> dict[str, JSON]:
     >>> entry_json(spec_order.SpecEntry("A", 2, parked=True, skipped=1))
     {'request': 'A', 'lane': 'high', 'kind': 'parked', 'skipped': 1, 'cancelled': False}
     """
-    return {
-        "request": entry.request,
-        "lane": _LANE_LABELS[entry.lane],
-        "kind": "parked" if entry.parked else "waiter",
-        "skipped": entry.skipped,
-        "cancelled": entry.cancelled,
-    }
+    return entry_observation(entry)
 
 
 def backlog_json(backlog: Sequence[spec_order.SpecEntry]) -> list[JSON]:
@@ -234,21 +211,21 @@ def kernel_entry_json(entry: BacklogEntry) -> dict[str, JSON]:
 
 def read_entry(document: JSON) -> BacklogEntry:
     """A kernel backlog entry from the protocol's form."""
-    kind = _field(document, "kind")
+    kind = read_field(document, "kind")
     if not isinstance(kind, str) or kind not in _KINDS:
         raise WireError(f"kind: waiter or parked, not {shown(kind)}")
     return BacklogEntry(
-        _request(_field(document, "request"), "request"),
-        lane_of(_field(document, "lane")),
+        read_request(read_field(document, "request"), "request"),
+        lane_of(read_field(document, "lane")),
         _KINDS[kind],
-        _int(_field(document, "skipped"), "skipped"),
-        _flag(_field(document, "cancelled"), "cancelled"),
+        read_int(read_field(document, "skipped"), "skipped"),
+        read_flag(read_field(document, "cancelled"), "cancelled"),
     )
 
 
 def read_backlog(document: JSON) -> GrantBacklog:
     """A kernel backlog from the protocol's form (built as given: skip counts kept)."""
-    return GrantBacklog(pvector(read_entry(item) for item in _list(document, "backlog")))
+    return GrantBacklog(pvector(read_entry(item) for item in read_list(document, "backlog")))
 
 
 _NO_OUTCOME = spec.Outcome(branches=())
@@ -273,26 +250,26 @@ def state_json(state: spec.State) -> dict[str, JSON]:
 
 def read_state(document: JSON) -> RotationState:
     """A kernel rotation state from the protocol's form (:func:`state_json`)."""
-    active = _field(document, "active")
+    active = read_field(document, "active")
     job = None
     if active is not None:
-        in_flight = _field(active, "in_flight")
+        in_flight = read_field(active, "in_flight")
         if in_flight is not None and (not isinstance(in_flight, str) or in_flight not in _SLICES):
             raise WireError(f"in_flight: null or a slice kind, not {shown(in_flight)}")
         job = ActiveJob(
-            _request(_field(active, "request"), "request"),
-            lane_of(_field(active, "lane")),
-            _int(_field(active, "slices"), "slices"),
-            _int(_field(active, "budget"), "budget"),
+            read_request(read_field(active, "request"), "request"),
+            lane_of(read_field(active, "lane")),
+            read_int(read_field(active, "slices"), "slices"),
+            read_int(read_field(active, "budget"), "budget"),
             None if in_flight is None else _SLICES[in_flight],
-            _flag(_field(active, "cancelled"), "cancelled"),
+            read_flag(read_field(active, "cancelled"), "cancelled"),
         )
     return RotationState(
         job,
-        read_backlog(_field(document, "backlog")),
-        _flag(_field(document, "yielded"), "yielded"),
-        _flag(_field(document, "acted"), "acted"),
-        _int(_field(document, "skip_cap"), "skip_cap"),
+        read_backlog(read_field(document, "backlog")),
+        read_flag(read_field(document, "yielded"), "yielded"),
+        read_flag(read_field(document, "acted"), "acted"),
+        read_int(read_field(document, "skip_cap"), "skip_cap"),
     )
 
 
@@ -307,24 +284,25 @@ def read_event(document: JSON) -> Event:
     ((kind, body),) = document.items()
     if kind == "arrival":
         return Arrival(
-            _request(_field(body, "request"), "request"),
-            lane_of(_field(body, "lane")),
-            _int(_field(body, "budget"), "budget"),
-            _flag(_field(body, "may_wait"), "may_wait"),
+            read_request(read_field(body, "request"), "request"),
+            lane_of(read_field(body, "lane")),
+            read_int(read_field(body, "budget"), "budget"),
+            read_flag(read_field(body, "may_wait"), "may_wait"),
         )
     if kind == "tick":
         declined = frozenset(
-            _request(item, "declined") for item in _list(_field(body, "declined"), "declined")
+            read_request(item, "declined")
+            for item in read_list(read_field(body, "declined"), "declined")
         )
         return Tick(
-            _int(_field(body, "budget"), "budget"),
-            _flag(_field(body, "classic_work"), "classic_work"),
+            read_int(read_field(body, "budget"), "budget"),
+            read_flag(read_field(body, "classic_work"), "classic_work"),
             declined,
         )
     if kind == "round_result":
-        return RoundResult(_flag(_field(body, "finished"), "finished"))
+        return RoundResult(read_flag(read_field(body, "finished"), "finished"))
     if kind == "cancel":
-        return Cancel(_request(_field(body, "request"), "request"))
+        return Cancel(read_request(read_field(body, "request"), "request"))
     raise WireError(f"an event (arrival, tick, round_result or cancel), not {shown(kind)}")
 
 
@@ -346,17 +324,17 @@ def read_queue(document: JSON, policy: QueuePolicy) -> WaitingQueue:
     not resumed appended in order, then the resumed ones re-queued at the front in
     reverse order, each at its own ``enqueued_at``."""
     listed = []
-    for item in _list(document, "queue"):
-        attributes = _field(item, "attrs")
+    for item in read_list(document, "queue"):
+        attributes = read_field(item, "attrs")
         if not isinstance(attributes, dict):
             raise WireError(f"attrs: an object, not {shown(attributes)}")
         listed.append(
             (
-                _request(_field(item, "id"), "id"),
+                read_request(read_field(item, "id"), "id"),
                 {str(name): _attribute(value, name) for name, value in attributes.items()},
-                _int(_field(item, "serial"), "serial"),
-                read_float(_field(item, "enqueued_at")),
-                _flag(_field(item, "resumed"), "resumed"),
+                read_int(read_field(item, "serial"), "serial"),
+                read_float(read_field(item, "enqueued_at")),
+                read_flag(read_field(item, "resumed"), "resumed"),
             )
         )
     queue = WaitingQueue()
@@ -383,11 +361,11 @@ def _queued(result: Result[WaitingQueue, QueueError]) -> WaitingQueue:
 
 def read_moment(document: JSON) -> Moment:
     """A kernel moment from ``{"now": number, "budget_left": {stage: number}}``."""
-    left = _field(document, "budget_left")
+    left = read_field(document, "budget_left")
     if not isinstance(left, dict):
         raise WireError(f"budget_left: an object, not {shown(left)}")
     return Moment(
-        read_float(_field(document, "now")),
+        read_float(read_field(document, "now")),
         {str(stage): read_float(value) for stage, value in left.items()},
     )
 
@@ -413,11 +391,6 @@ def queue_json(entries: Sequence[WaitingEntry]) -> list[JSON]:
         }
         for entry in entries
     ]
-
-
-def entry_identities(entries: Sequence[WaitingEntry]) -> list[JSON]:
-    """The identities of waiting entries, in order (the form of an answer's ``queue``)."""
-    return [entry.identity for entry in entries]
 
 
 def mapping_json(values: Mapping[str, float]) -> dict[str, JSON]:

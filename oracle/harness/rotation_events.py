@@ -245,12 +245,6 @@ class _Ids:
         return request
 
 
-def _any_integer(node: Node) -> int:
-    """An integer of any sign (an illegal budget is an event a kernel must refuse),
-    within the integer limit like every other."""
-    return node.integer(None)
-
-
 def _read_event(node: Node, ids: _Ids) -> Event:
     if not isinstance(node.value, dict) or len(node.value) != 1:
         raise node.fail(
@@ -266,7 +260,9 @@ def _read_event(node: Node, ids: _Ids) -> Event:
         return Arrival(
             ids.read(body.child("request")),
             Lane.NORMAL if lane is None else parse_lane(lane.name()),
-            _any_integer(body.child("budget")),
+            # An integer of any sign (an illegal budget is an event a kernel must
+            # refuse), within the integer limit like every other.
+            body.child("budget").integer(None),
             may_wait=True if may_wait is None else may_wait.boolean(),
         )
     if kind == "tick":
@@ -280,7 +276,7 @@ def _read_event(node: Node, ids: _Ids) -> Event:
                 raise item.fail(f"names {shown(request)} twice")
             declined.append(request)
         return Tick(
-            _any_integer(body.child("budget")),
+            body.child("budget").integer(None),  # any sign, as an arrival's budget
             classic_work=False if classic is None else classic.boolean(),
             declined=frozenset(declined),
         )

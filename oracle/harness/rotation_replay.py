@@ -46,6 +46,7 @@ __all__ = [
     "RotationRun",
     "TickRecord",
     "Transition",
+    "counted_for",
     "drive_rotation",
     "replay_rotation",
 ]
@@ -86,6 +87,17 @@ KERNEL_ENGINE: RotationEngine[RotationState] = RotationEngine(
 )
 
 
+def counted_for(outcome: Outcome) -> RequestId | None:
+    """Whom a step's model action counted for: the action's request, or, for a
+    cancelled no-op round (a promoted job whose round sees its cancel: no action,
+    its grant ended at once), that grant's request; None when no slice was run."""
+    if outcome.action is not None:
+        return outcome.action.request
+    if Branch.CANCELLED_JOB in outcome.branches and outcome.grants:
+        return outcome.grants[0].request
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class TickRecord(Generic[S]):
     """Every event applied during one tick, with what it gave."""
@@ -96,11 +108,7 @@ class TickRecord(Generic[S]):
     @property
     def model_actions(self) -> int:
         """Model actions run in this tick: slices 0, rounds and cancelled no-op rounds."""
-        return sum(
-            1
-            for _, step in self.steps
-            if step.outcome.action is not None or Branch.CANCELLED_JOB in step.outcome.branches
-        )
+        return sum(1 for _, step in self.steps if counted_for(step.outcome) is not None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
 from oracle.harness.admission_scenario import AdmissionScenario, StepEngine, StepRequest
-from oracle.harness.rotation_replay import replay_rotation
+from oracle.harness.rotation_replay import counted_for, replay_rotation
 from oracle.harness.rotation_scenario import RotationScenario
 from oracle.harness.step_engine import run_step
 from oracle.simulate.progress import Progress, progress_on
@@ -117,11 +117,14 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     >>> percentile([3.0, 1.0, 2.0, 4.0], 50), percentile([1.0, 2.0], 99), percentile([], 50)
     (2.0, 2.0, None)
     """
-    if not values:
+    return _ranked(sorted(values), q)
+
+
+def _ranked(ordered: Sequence[float], q: float) -> float | None:
+    """:func:`percentile` of values already sorted."""
+    if not ordered:
         return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]
+    return ordered[max(1, math.ceil(q / 100 * len(ordered))) - 1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,21 +154,31 @@ class PolicyReport:
     waits: dict[str, tuple[float, ...]] = field(default_factory=dict, repr=False)
 
 
-def _class_stats(rows: list[tuple[float | None, float | None, int, int]]) -> ClassStats:
-    waits = [w for w, _, _, _ in rows if w is not None]
-    ttfts = [t for _, t, _, _ in rows if t is not None]
-    return ClassStats(
-        requests=len(rows),
-        wait_p50=percentile(waits, 50),
-        wait_p95=percentile(waits, 95),
-        wait_p99=percentile(waits, 99),
-        ttft_p50=percentile(ttfts, 50),
-        ttft_p95=percentile(ttfts, 95),
-        ttft_p99=percentile(ttfts, 99),
-        admissions=sum(a for _, _, a, _ in rows),
-        preemptions=sum(p for _, _, _, p in rows),
-        longest_starvation=max(waits, default=None),
-    )
+@dataclass
+class _ClassRuns:
+    """What one class's requests did under one policy, gathered in one pass."""
+
+    requests: int = 0
+    waits: list[float] = field(default_factory=list)  # for a first admission
+    ttfts: list[float] = field(default_factory=list)
+    admissions: int = 0
+    preemptions: int = 0
+
+    def stats(self, waits: Sequence[float]) -> ClassStats:
+        """The class's report line; ``waits`` are its waits, sorted once by the caller."""
+        ttfts = sorted(self.ttfts)
+        return ClassStats(
+            requests=self.requests,
+            wait_p50=_ranked(waits, 50),
+            wait_p95=_ranked(waits, 95),
+            wait_p99=_ranked(waits, 99),
+            ttft_p50=_ranked(ttfts, 50),
+            ttft_p95=_ranked(ttfts, 95),
+            ttft_p99=_ranked(ttfts, 99),
+            admissions=self.admissions,
+            preemptions=self.preemptions,
+            longest_starvation=waits[-1] if waits else None,
+        )
 
 
 def run_policy(
@@ -175,24 +188,23 @@ def run_policy(
     started = time.perf_counter()
     scenario = AdmissionScenario(f"simulate-{name}", "", ENGINE, policy, requests, None)
     run = run_step(scenario)
-    by_class: dict[str, list[tuple[float | None, float | None, int, int]]] = {
-        c: [] for c in CLASSES
-    }
+    by_class = {c: _ClassRuns() for c in CLASSES}
     for request, record in zip(requests, run.records, strict=True):
-        wait = record.admitted_at[0] - record.enqueued_at if record.admitted_at else None
-        ttft = None if record.first_token_at is None else record.first_token_at - record.enqueued_at
-        by_class[request_class(request, short_tokens)].append(
-            (wait, ttft, len(record.admitted_at), record.preemptions)
-        )
+        runs = by_class[request_class(request, short_tokens)]
+        runs.requests += 1
+        runs.admissions += len(record.admitted_at)
+        runs.preemptions += record.preemptions
+        if record.admitted_at:
+            runs.waits.append(record.admitted_at[0] - record.enqueued_at)
+        if record.first_token_at is not None:
+            runs.ttfts.append(record.first_token_at - record.enqueued_at)
+    waits = {c: tuple(sorted(runs.waits)) for c, runs in by_class.items()}
     return PolicyReport(
         name,
         policy.path,
-        {c: _class_stats(rows) for c, rows in by_class.items()},
+        {c: runs.stats(waits[c]) for c, runs in by_class.items()},
         time.perf_counter() - started,
-        {
-            c: tuple(sorted(w for w, _, _, _ in rows if w is not None))
-            for c, rows in by_class.items()
-        },
+        waits,
     )
 
 
@@ -230,7 +242,7 @@ def run_rotation(
     for record in run.ticks:
         for _, step in record.steps:
             outcome = step.outcome
-            if outcome.action is not None and outcome.action.request == NORMAL_ID:
+            if counted_for(outcome) == NORMAL_ID:
                 normal_ticks.append(record.tick)
             for grant in outcome.grants:
                 if grant.request == NORMAL_ID:
@@ -258,7 +270,7 @@ def run_rotation(
         gap_bound=bound,
         within_bound=None if longest is None or bound is None else longest <= bound,
         first_grant_after=normal_ticks[0] - flood.normal_arrives if normal_ticks else None,
-        high_grants=sum(1 for g in run.grants if g.request != NORMAL_ID),
+        high_grants=grant_index - len(normal_grants),  # every grant is N's or the flood's
         high_classic=sum(
             1 for r, ending in outcomes.items() if r != NORMAL_ID and ending is Ending.CLASSIC
         ),

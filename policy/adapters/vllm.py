@@ -229,7 +229,8 @@ class WaitingRequestQueue(Generic[R]):
         for name, getter in attributes.items():
             if not callable(getter):
                 raise TypeError(f"attributes[{shown(name)}] must be callable, not {shown(getter)}")
-        needed = ["request_id", *sorted(policy.attributes_read)]
+        read = sorted(policy.attributes_read)
+        needed = ["request_id", *read]
         missing = [name for name in needed if name not in attributes]
         if missing:
             raise ValueError(
@@ -249,7 +250,7 @@ class WaitingRequestQueue(Generic[R]):
         self._identity: Getter = attributes["request_id"]
         # Only the attributes the keys read: others would cost time and memory per entry.
         self._attributes: tuple[tuple[str, Getter], ...] = tuple(
-            (name, attributes[name]) for name in sorted(policy.attributes_read)
+            (name, attributes[name]) for name in read
         )
         self._clock = clock
         self._prepend_resumed = prepend_resumed
@@ -310,11 +311,12 @@ class WaitingRequestQueue(Generic[R]):
         self._requests = self._requests.set(identity, request)
 
     def _prepended(
-        self, queue: WaitingQueue, requests: Map[RequestId, R], request: R, now: float
-    ) -> tuple[WaitingQueue, Map[RequestId, R]]:
+        self, queue: WaitingQueue, requests: Map[RequestId, R], serial: int, request: R, now: float
+    ) -> tuple[WaitingQueue, Map[RequestId, R], int]:
+        """``request`` prepended to a version being built: the new version, map and
+        next serial, which the caller commits (nothing of ``self`` changes here)."""
         identity = self._identity(request)
         attributes = self._attributes_of(request)
-        serial = self._serial
         made = (
             queue.requeue_preempted(self._policy, identity, attributes, serial=serial, now=now)
             if self._prepend_resumed
@@ -322,16 +324,15 @@ class WaitingRequestQueue(Generic[R]):
         )
         if isinstance(made, Failure):
             raise ValueError(str(made.failure()))
-        self._serial = serial + 1
-        return made.unwrap(), requests.set(identity, request)
+        return made.unwrap(), requests.set(identity, request), serial + 1
 
     def prepend_request(self, request: R) -> None:
         """Put ``request`` back: resumed, at the front, ahead of every key (or, with
         ``prepend_resumed=False``, by its keys like a new request). Refused as
         :meth:`add_request` refuses."""
         self._pin = None
-        self._queue, self._requests = self._prepended(
-            self._queue, self._requests, request, self._clock()
+        self._queue, self._requests, self._serial = self._prepended(
+            self._queue, self._requests, self._serial, request, self._clock()
         )
 
     def prepend_requests(self, requests: Iterable[R]) -> None:
@@ -341,11 +342,11 @@ class WaitingRequestQueue(Generic[R]):
         ``ValueError``), none is queued.
         """
         self._pin = None
-        queue, held = self._queue, self._requests
+        queue, held, serial = self._queue, self._requests, self._serial
         now = self._clock()  # one moment for the batch
         for request in requests:
-            queue, held = self._prepended(queue, held, request, now)
-        self._queue, self._requests = queue, held
+            queue, held, serial = self._prepended(queue, held, serial, request, now)
+        self._queue, self._requests, self._serial = queue, held, serial
 
     def pop_request(self) -> R:
         """Take the next request: the one the last :meth:`peek_request` returned if
@@ -585,7 +586,6 @@ def priority_queue(
         attributes=attributes,
         clock=clock,
         prepend_resumed=preempted_first,
-        class_names={},
     )
 
 

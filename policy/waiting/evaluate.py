@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, cast
 
-from policy.records import slot_setters, wrong_field
+from policy.records import FieldRule, check_fields, instance_of, slot_setters
 from policy.text import record_repr
 from policy.waiting.expr import (
     Attr,
@@ -68,10 +68,14 @@ class Scope:
     __repr__ = record_repr  # a serial or a value of any size or text
 
     def __post_init__(self) -> None:
-        for name in ("attributes", "budget_left", "constants"):
-            given = getattr(self, name)
-            if not isinstance(given, Mapping):
-                raise wrong_field("Scope", name, "a mapping of names to values", given)
+        check_fields(self, _SCOPE_FIELDS)
+
+
+#: What Scope(...) checks: its three mappings (scope_of skips the check).
+_SCOPE_FIELDS: Final[tuple[FieldRule, ...]] = tuple(
+    (name, instance_of(Mapping), "a mapping of names to values")
+    for name in ("attributes", "budget_left", "constants")
+)
 
 
 _set_attributes, _set_serial, _set_now, _set_waited, _set_budget_left, _set_constants = (

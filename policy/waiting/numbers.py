@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from policy.text import printable, represent
+from policy.text import cut, printable, represent
 
 #: Longest text :func:`shown` returns.
 SHOWN_LIMIT: Final = 60
@@ -112,8 +112,7 @@ def shown(value: object) -> str:
     >>> shown("x" * 100)[-5:]
     'xx...'
     """
-    text = _shown(value, 3)
-    return text if len(text) <= SHOWN_LIMIT else text[: SHOWN_LIMIT - 3] + "..."
+    return cut(_shown(value, 3), SHOWN_LIMIT)
 
 
 def name_shown(name: object) -> str:
@@ -126,6 +125,6 @@ def name_shown(name: object) -> str:
     'a\\\\nb\\\\ud800'
     """
     if isinstance(name, str):
-        text = printable(name[: SHOWN_LIMIT + 1])  # escapes only lengthen: this is enough
-        return text if len(text) <= SHOWN_LIMIT else text[: SHOWN_LIMIT - 3] + "..."
+        # Escapes only lengthen: a prefix one longer than the limit is enough.
+        return cut(printable(name[: SHOWN_LIMIT + 1]), SHOWN_LIMIT)
     return shown(name)

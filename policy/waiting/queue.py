@@ -311,6 +311,11 @@ def keys_at_enqueue(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ..
         raise TypeError(f"policy must be a QueuePolicy, not {type(given[0]).__name__}")
     if not isinstance(given[1], WaitingEntry):
         raise TypeError(f"entry must be a WaitingEntry, not {type(given[1]).__name__}")
+    return _keys_at_enqueue(policy, entry)
+
+
+def _keys_at_enqueue(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
+    """:func:`keys_at_enqueue` for arguments of the right types, not checked again."""
     scope = scope_of(
         entry.attributes,
         entry.serial,
@@ -710,6 +715,7 @@ class WaitingQueue:
         """
         entry = self._get(identity)
         if entry is None:
+            # A miss only: is_request_id is quick for the str and int ids.
             if not is_request_id(identity):
                 return Failure(QueueError(identity, _NOT_AN_IDENTITY))
             return Failure(QueueError(identity, "is not waiting"))

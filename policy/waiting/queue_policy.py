@@ -15,6 +15,7 @@ from pyrsistent import pmap
 from pyrsistent.typing import PMap
 from returns.result import Failure, Result, Success
 
+from policy.text import cut
 from policy.waiting.errors import PolicyError
 from policy.waiting.expr import (
     MAX_NODES,
@@ -125,10 +126,7 @@ def _in_key(key: Expr, constants: Mapping[str, float]) -> str:
             isinstance(node, Const) and node.name not in constants
         ):
             return ""
-    text = unparse(key)
-    if len(text) > _QUOTED_LIMIT:
-        text = text[: _QUOTED_LIMIT - 3] + "..."
-    return f" (in key `{text}`)"
+    return f" (in key `{cut(unparse(key), _QUOTED_LIMIT)}`)"
 
 
 def _key_error(index: int, key: Expr, constants: Mapping[str, float], message: str) -> PolicyError:

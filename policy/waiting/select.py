@@ -20,7 +20,7 @@ from returns.maybe import Maybe, Nothing, Some
 from policy.records import slot_setters
 from policy.waiting.evaluate import evaluate, key_list_order, scope_of
 from policy.waiting.numbers import as_float, is_number, shown
-from policy.waiting.queue import _NO_BUDGETS, WaitingEntry, WaitingQueue, keys_at_enqueue
+from policy.waiting.queue import _NO_BUDGETS, WaitingEntry, WaitingQueue, _keys_at_enqueue
 from policy.waiting.queue_policy import QueuePolicy
 
 
@@ -124,9 +124,14 @@ def entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tupl
         raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
     if type(policy) is not QueuePolicy or type(moment) is not Moment:
         _refuse_arguments(policy=policy, moment=moment)
+    return _entry_keys(policy, entry, moment)
+
+
+def _entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tuple[float, ...]:
+    """:func:`entry_keys` for arguments of the right types, not checked again."""
     if policy.timing == "enqueue":
         stored = entry.enqueue_keys
-        return stored if stored is not None else keys_at_enqueue(policy, entry)
+        return stored if stored is not None else _keys_at_enqueue(policy, entry)
     scope = scope_of(
         entry.attributes,
         entry.serial,
@@ -156,16 +161,21 @@ def select_reference(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -
         or type(moment) is not Moment
     ):
         _refuse_arguments(queue, policy, moment)
+    return _select_reference(queue, policy, moment)
+
+
+def _select_reference(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Maybe[Selection]:
+    """:func:`select_reference` for arguments of the right types, not checked again."""
     entries = queue.entries
     if not entries:
         return Nothing
     front = entries[0]
     if front.resumed or policy.is_fifo:
         return Some(Selection(front, (), queue))
-    best_index, best_keys = 0, entry_keys(policy, front, moment)
+    best_index, best_keys = 0, _entry_keys(policy, front, moment)
     best_order = key_list_order(best_keys)
     for index in range(1, len(entries)):
-        keys = entry_keys(policy, entries[index], moment)
+        keys = _entry_keys(policy, entries[index], moment)
         order = key_list_order(keys)
         if order < best_order:  # strict: on a tie the earlier entry stays
             best_index, best_keys, best_order = index, keys, order
@@ -199,7 +209,7 @@ def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> 
         return Nothing
     chosen = queue._selected(policy, moment.now, moment.budget_left)
     if chosen is None:  # the queue was built with another policy
-        return select_reference(queue, policy, moment)
+        return _select_reference(queue, policy, moment)
     return Some(Selection(chosen[0], chosen[1], queue))
 
 
@@ -240,7 +250,7 @@ def _dispatch_order(
 
 
 def _plain_keys(policy: QueuePolicy, moment: Moment, entry: WaitingEntry) -> tuple[float, ...]:
-    return entry_keys(policy, entry, moment)
+    return _entry_keys(policy, entry, moment)
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,11 +311,21 @@ def attempt_admission(
         or not callable(fits)
     ):
         _refuse_arguments(queue, policy, moment, fits)
+    return _attempt_admission(queue, policy, moment, fits)
+
+
+def _attempt_admission(
+    queue: WaitingQueue,
+    policy: QueuePolicy,
+    moment: Moment,
+    fits: Callable[[WaitingEntry], bool],
+) -> AdmissionOutcome:
+    """:func:`attempt_admission` for arguments of the right types, not checked again."""
     if not len(queue):
         return QueueEmpty()
     chosen = queue._selected(policy, moment.now, moment.budget_left)
     selection = (
-        select_reference(queue, policy, moment).unwrap()
+        _select_reference(queue, policy, moment).unwrap()
         if chosen is None
         else Selection(chosen[0], chosen[1], queue)
     )
@@ -360,14 +380,14 @@ def admit_many(
     admitted: list[Admitted] = []
     if next_moment is not None and policy.plan.reads_budget:
         while limit is None or len(admitted) < limit:
-            outcome = attempt_admission(queue, policy, moment, fits)
+            outcome = _attempt_admission(queue, policy, moment, fits)
             if not isinstance(outcome, Admitted):
                 return PassOutcome(tuple(admitted), queue, outcome)
             admitted.append(outcome)
             queue = outcome.queue
             moment = _moved(moment, next_moment(outcome.entry, moment))
         return PassOutcome(tuple(admitted), queue, None)
-    for selection in dispatch_order(queue, policy, moment):
+    for selection in _dispatch_order(queue, policy, moment):
         if limit is not None and len(admitted) >= limit:
             return PassOutcome(tuple(admitted), queue, None)
         here = Selection(selection.entry, selection.keys, queue)

@@ -25,10 +25,12 @@ the tree's nodes with each object counted once and its count reused
 
 from __future__ import annotations
 
-from typing import Any, Final, TypeAlias, cast
+from typing import Final, cast
 
 from returns.result import Failure, Result, Success
 
+from policy.json_text import JsonValue as JsonValue  # noqa: PLC0414 - re-exported (document.py)
+from policy.json_text import element_path, member_path
 from policy.waiting.errors import PolicyError, Refused
 from policy.waiting.expr import (
     BINARY_OPERATORS,
@@ -54,8 +56,6 @@ from policy.waiting.expr import (
 )
 from policy.waiting.numbers import finite_number, name_shown, shown
 from policy.waiting.parse import TOO_DEEP, too_deep
-
-JsonValue: TypeAlias = Any  # what json.loads returns; checked field by field
 
 _LEAVES: Final = ("num", "bool", "attr", "const", "var", "budget_left")
 
@@ -115,6 +115,8 @@ def expr_to_json(expr: Expr) -> dict[str, JsonValue]:
 
 
 def _field(path: str, name: str) -> str:
+    # A name as shown in a refusal (already quoted by name_shown), never quoted again:
+    # member_path would quote it as a JSON key; the fixed field names use member_path.
     return f"{path}.{name}" if path else name
 
 
@@ -134,7 +136,7 @@ def _leaf(value: JsonValue, path: str) -> Expr | None:
     fields = set(value)
     leaf = [name for name in _LEAVES if name in fields]
     if leaf and fields == {leaf[0]}:
-        kind, item, where = leaf[0], value[leaf[0]], _field(path, leaf[0])
+        kind, item, where = leaf[0], value[leaf[0]], member_path(path, leaf[0])
         match kind:
             case "num":
                 number = finite_number(item)
@@ -167,9 +169,11 @@ def _leaf(value: JsonValue, path: str) -> Expr | None:
         raise Refused(PolicyError(path, f"fields {listed} do not fit: {_SHAPE}"))
     op, raw_args = value["op"], value["args"]
     if not isinstance(op, str):
-        raise Refused(PolicyError(_field(path, "op"), f"must be an operator name, not {shown(op)}"))
+        raise Refused(
+            PolicyError(member_path(path, "op"), f"must be an operator name, not {shown(op)}")
+        )
     if not isinstance(raw_args, list):
-        raise Refused(PolicyError(_field(path, "args"), "must be a list of expression trees"))
+        raise Refused(PolicyError(member_path(path, "args"), "must be a list of expression trees"))
     return None
 
 
@@ -185,9 +189,11 @@ def _operator(op: str, args: list[Expr], path: str) -> Expr:
         return Call("min" if op == "min" else "max", tuple(args))
     if op in BINARY_OPERATORS or op in ("!", "?:", "min", "max"):
         raise Refused(
-            PolicyError(_field(path, "args"), f"wrong number of arguments ({arity}) for {op!r}")
+            PolicyError(
+                member_path(path, "args"), f"wrong number of arguments ({arity}) for {op!r}"
+            )
         )
-    raise Refused(PolicyError(_field(path, "op"), f"unknown operator {shown(op)}"))
+    raise Refused(PolicyError(member_path(path, "op"), f"unknown operator {shown(op)}"))
 
 
 def _arguments(value: JsonValue) -> list[JsonValue] | None:
@@ -225,9 +231,9 @@ def _check_size(root: JsonValue, root_path: str) -> None:
         elif key not in sizes:
             open_nodes.add(key)
             pending.append((value, path, True))
-            arguments = _field(path, "args")
+            arguments = member_path(path, "args")
             pending.extend(
-                (arg, f"{arguments}[{index}]", False)
+                (arg, element_path(arguments, index), False)
                 for index, arg in reversed(list(enumerate(args)))
                 if id(arg) not in sizes
             )
@@ -255,9 +261,9 @@ def _tree(root: JsonValue, root_path: str) -> tuple[Expr, dict[int, str]]:
             leaf = _leaf(value, path)
             if leaf is None:
                 pending.append((value, path, True))
-                arguments = _field(path, "args")
+                arguments = member_path(path, "args")
                 pending.extend(
-                    (arg, f"{arguments}[{index}]", False)
+                    (arg, element_path(arguments, index), False)
                     for index, arg in reversed(list(enumerate(value["args"])))
                 )
                 continue
