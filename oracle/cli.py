@@ -24,6 +24,7 @@ from returns.result import Failure
 
 from oracle import plots
 from oracle.bench.run import bench
+from oracle.bench.vllm_step import bench_vllm
 from oracle.checks.verify import level_of, parse_shard, verify
 from oracle.conformance.command import DEFAULT_TIMEOUT, verify_against_command
 from oracle.harness.admission_replay import replay_admission
@@ -171,6 +172,12 @@ def _parser() -> argparse.ArgumentParser:
         "--quick", action="store_true", help="fewer sizes and repeats (under a minute)"
     )
     bench.add_argument("--json", action="store_true", help="print one JSON document instead")
+    bench.add_argument(
+        "--vllm",
+        action="store_true",
+        help="instead: vLLM's real scheduler step, its own waiting queue against the drop-in"
+        " (needs vllm installed; exit 2 without it)",
+    )
     simulate = commands.add_parser(
         "simulate",
         help="compare waiting policies and rotation on a seeded synthetic workload",
@@ -624,6 +631,8 @@ def main(
     if arguments.command == "verify":
         return _command_verify(arguments, stdout, stderr)
     if arguments.command == "bench":
+        if arguments.vllm:
+            return bench_vllm(arguments.quick, arguments.json, stdout, stderr)
         return bench(arguments.quick, arguments.json, stdout, stderr)
     if arguments.command == "simulate":
         return simulate(

@@ -154,6 +154,12 @@ MUTANTS = [
         "    if False:\n        stored = entry.enqueue_keys",
     ),
     Mutant(
+        "priority classes out of key order kept",
+        "policy/waiting/queue.py",
+        "elif sort_key(keys[1:]) < sort_key(_static_keys(policy, members.last())[1:]):",
+        "elif False:",
+    ),
+    Mutant(
         "class heads without the time-order guard",
         "policy/waiting/queue.py",
         'if path == "lanes" and index.in_time_order:',
@@ -169,13 +175,13 @@ MUTANTS = [
         "fit-first skipping",
         "policy/waiting/select.py",
         "    if not fits(selection.entry):\n"
-        "        return Blocked(selection, queue)\n    return Admitted(",
+        "        return _blocked(selection, queue)\n    return _admitted(",
         "    if not fits(selection.entry):\n"
         "        rest = queue._without(selection.entry)\n"
         "        if len(rest) and fits(rest.entries[0]):\n"
         "            front = rest.entries[0]\n"
-        "            return Admitted(Selection(front, (), rest), rest._without(front))\n"
-        "        return Blocked(selection, queue)\n    return Admitted(",
+        "            return _admitted(_selection(front, (), rest), rest._without(front))\n"
+        "        return _blocked(selection, queue)\n    return _admitted(",
     ),
     Mutant(
         "NaN sorts first",
@@ -198,8 +204,8 @@ MUTANTS = [
     Mutant(
         "preempted request re-queued at the back",
         "policy/waiting/queue.py",
-        "ticket = queue._front if resumed else queue._back",
-        "ticket = queue._back",
+        "ticket = self._front if resumed else self._back",
+        "ticket = self._back",
     ),
     # the harness engines (their checks are the golden files and the engine properties)
     Mutant(

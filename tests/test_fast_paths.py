@@ -32,7 +32,7 @@ from policy.waiting import (
     static_priority,
 )
 from policy.waiting.analysis import LanePlan
-from policy.waiting.queue_policy import Timing
+from policy.waiting.modes import Timing
 
 
 def _forced(policy: QueuePolicy, path: str, lanes: LanePlan | None = None) -> QueuePolicy:

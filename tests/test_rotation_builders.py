@@ -1,15 +1,19 @@
 """The rotation kernel's fast paths build exactly what the plain constructors build.
 
-The tick protocol builds its records with ``object.__new__`` and slot setters
-(policy/rotation/backlog.py, "record builders"), builds ``Success`` through its
-value's slot, and shares unchanged parts of a state. Each of those is checked
-here against the plain definition; the behaviour of the protocol as a whole is
-checked by the rest of the suite and by ``policy-kernel verify``.
+The tick protocol builds its records in plain slotted shapes that become the
+records (``policy.records.record_builder``; policy/rotation/backlog.py and
+protocol.py, "record builders"), builds ``Success`` and ``Some`` through their
+value's slot (``policy.records.value_setter``), chooses the grantee with the
+rule's loop (``_grant_position``), and shares unchanged parts of a state. Each
+of those is checked here against the plain definition; the behaviour of the
+protocol as a whole is checked by the rest of the suite and by
+``policy-kernel verify``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable
 from typing import Any, get_type_hints
 
@@ -17,6 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pvector
+from returns.maybe import Some
 from returns.result import Success
 
 from policy import (
@@ -44,10 +49,11 @@ from policy import (
     initial_state,
     live_requests,
     next_grant_index,
+    take_next_grantee,
 )
-from policy.records import slot_setters
+from policy.records import record_builder, shape_of, slot_setters, value_setter
 from policy.rotation import backlog as backlog_module
-from policy.rotation import protocol
+from policy.rotation import decisions, protocol
 
 requests = st.one_of(st.text(max_size=3), st.integers(-3, 3))
 lanes = st.sampled_from(Lane)
@@ -141,18 +147,110 @@ def test_slot_setters_refuse_a_field_list_that_is_not_the_records() -> None:
         setters(BacklogEntry, (names[1], names[0], *names[2:]))  # or set them out of order
 
 
-def test_success_is_built_through_its_slot_and_equals_the_constructor() -> None:
-    assert protocol._success is not Success  # the fast path is in use with this returns
-    step = Step(initial_state(), Outcome((Branch.CONTINUE,)))
-    built, made = protocol._success(step), Success(step)
+def test_every_builder_is_the_fast_one() -> None:
+    # record_builder keeps a builder only when its probe holds: on this interpreter
+    # every builder must be the shape-filling function itself, not the fallback.
+    for builder, _ in BUILDERS:
+        assert builder.__name__.startswith("_build_"), builder
+    assert protocol._set_success is not None
+    assert backlog_module._set_some is not None
+
+
+def test_record_builder_keeps_the_setters_for_a_builder_that_does_not_hold() -> None:
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Pair:
+        left: object
+        right: object
+
+    shape = shape_of(Pair)
+
+    def swapped(left: object, right: object) -> Pair:  # each value in the other field
+        built: Any = shape()
+        built.left = right
+        built.right = left
+        built.__class__ = Pair
+        made: Pair = built
+        return made
+
+    def stays_a_shape(left: object, right: object) -> Pair:  # never becomes a Pair
+        built: Any = shape()
+        built.left = left
+        built.right = right
+        made: Pair = built
+        return made
+
+    def forgets_a_field(left: object, right: object) -> Pair:  # noqa: ARG001
+        built: Any = shape()
+        built.left = left
+        built.__class__ = Pair
+        made: Pair = built
+        return made
+
+    for wrong in (swapped, stays_a_shape, forgets_a_field):
+        build = record_builder(Pair, wrong)
+        assert build is not wrong
+        same_record(build(1, "two"), Pair(1, "two"))
+
+    def misnamed(right: object, left: object) -> Pair:
+        return Pair(left, right)
+
+    with pytest.raises(TypeError, match="must take the fields"):
+        record_builder(Pair, misnamed)
+
+
+def test_done_builds_success_of_a_step_as_the_constructors_do() -> None:
+    state, outcome = initial_state(), Outcome((Branch.CONTINUE,))
+    built, made = protocol._done(state, outcome), Success(Step(state, outcome))
     assert type(built) is Success
     assert built == made
     assert repr(built) == repr(made)
-    assert built.unwrap() is step
-    assert built.map(lambda s: s.state).unwrap() is step.state
+    assert hash(built) == hash(made)
+    assert built.unwrap().state is state
+    assert built.unwrap().outcome is outcome
+    assert built.map(lambda s: s.state).unwrap() is state
 
 
-def test_success_builder_keeps_the_constructor_for_any_other_container() -> None:
+states = st.builds(RotationState, st.none() | jobs, backlogs, flags, flags, counts)
+outcomes = st.builds(
+    Outcome,
+    st.lists(st.sampled_from(Branch), max_size=3).map(tuple),
+    st.none() | st.sampled_from(TickUse),
+    st.none() | actions,
+)
+
+
+@pytest.mark.parametrize("build", [protocol._next_in_shapes, protocol._next_by_builders])
+@given(state=states, outcome=outcomes)
+def test_next_builds_success_of_a_step_of_a_new_state_as_the_constructors_do(
+    build: Callable[..., Any], state: RotationState, outcome: Outcome
+) -> None:
+    built = build(*fields_of(state), outcome)
+    made = Success(Step(state, outcome))
+    assert type(built) is Success
+    assert built == made
+    assert repr(built) == repr(made)
+    step = built.unwrap()
+    assert type(step) is Step
+    assert step == made.unwrap()
+    same_record(step.state, state)  # a new state, every field the one given
+    assert step.outcome is outcome
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        step.state = state  # type: ignore[misc]
+
+
+def test_next_is_built_in_one_frame_on_this_interpreter() -> None:
+    assert protocol._next is protocol._next_in_shapes
+
+
+def test_take_next_grantee_builds_some_as_the_constructor_does() -> None:
+    backlog = GrantBacklog(pvector([BacklogEntry("A", Lane.NORMAL, EntryKind.WAITER)]))
+    taken = take_next_grantee(backlog)
+    assert type(taken) is Some
+    assert taken == Some((backlog.entries[0], GrantBacklog()))
+    assert repr(taken) == repr(Some((backlog.entries[0], GrantBacklog())))
+
+
+def test_value_setter_keeps_the_constructor_for_any_other_container() -> None:
     class NoSlot:  # keeps its value elsewhere
         def __init__(self, value: object) -> None:
             self.value = value
@@ -169,7 +267,7 @@ def test_success_builder_keeps_the_constructor_for_any_other_container() -> None
 
         __hash__ = object.__hash__
 
-    class Plain:  # the slot alone, set by the constructor: the builder agrees with it
+    class Plain:  # the slot alone, set by the constructor: the setter agrees with it
         __slots__ = ("_inner_value",)
 
         def __init__(self, value: object) -> None:
@@ -187,15 +285,35 @@ def test_success_builder_keeps_the_constructor_for_any_other_container() -> None
         def unwrap(self) -> object:
             return self._inner_value
 
-    def builder_for(container: type) -> object:
-        return protocol._success_builder(container)
+    assert value_setter(NoSlot) is None
+    assert value_setter(OtherLayout) is None
+    set_value = value_setter(Plain)
+    assert set_value is not None
+    built = object.__new__(Plain)
+    set_value(built, "x")
+    assert built == Plain("x")
 
-    assert builder_for(NoSlot) is NoSlot
-    assert builder_for(OtherLayout) is OtherLayout
-    assert builder_for(Plain) is not Plain
-    fast = protocol._success_builder(Plain)
-    step = Step(initial_state(), Outcome(()))
-    assert fast(step) == Plain(step)
+
+def reference_grant_index(entries: list[tuple[Lane, int]], skip_cap: int) -> int | None:
+    """The rule as first written: ``max`` over (skipped, -position), then (lane, -position)."""
+    if not entries:
+        return None
+    most = max(range(len(entries)), key=lambda i: (entries[i][1], -i))
+    if entries[most][1] >= skip_cap:
+        return most
+    return max(range(len(entries)), key=lambda i: (entries[i][0], -i))
+
+
+def test_grant_position_is_the_rule_on_every_small_backlog() -> None:
+    pairs = [(lane, skipped) for lane in Lane for skipped in range(4)]
+    checked = 0
+    for length in range(5):
+        for entries in itertools.product(pairs, repeat=length):
+            for skip_cap in range(4):
+                expected = reference_grant_index(list(entries), skip_cap)
+                assert decisions._grant_position(entries, skip_cap) == expected, entries
+                checked += 1
+    assert checked == 4 * sum(12**n for n in range(5))
 
 
 def test_next_grant_index_on_one_entry_and_on_long_backlogs() -> None:

@@ -26,15 +26,16 @@ from oracle.checks.framework import Check, Counterexample, Level, Partial
 from oracle.spec import grant_order as spec
 from policy import BacklogEntry, EntryKind, GrantBacklog, Lane, next_grant_index, take_next_grantee
 
-__all__ = ["GRANT_ORDER"]
+__all__ = ["DOMAIN", "GRANT_ORDER", "SKIP_CAPS"]
 
 #: level -> (longest backlog, largest skip count)
-_DOMAIN: Mapping[Level, tuple[int, int]] = {"quick": (3, 4), "default": (4, 4), "deep": (5, 5)}
-_SKIP_CAPS = (1, 2, 3)
+DOMAIN: Mapping[Level, tuple[int, int]] = {"quick": (3, 4), "default": (4, 4), "deep": (5, 5)}
+#: the skip caps every backlog is checked under
+SKIP_CAPS = (1, 2, 3)
 
 
 def _bounds(level: Level) -> Mapping[str, str]:
-    longest, skips = _DOMAIN[level]
+    longest, skips = DOMAIN[level]
     return {
         "backlog length": f"0..{longest}",
         "lanes": "low, normal, high",
@@ -45,8 +46,8 @@ def _bounds(level: Level) -> Mapping[str, str]:
 
 
 def _units(level: Level) -> Sequence[object]:
-    longest, _ = _DOMAIN[level]
-    return [(cap, length) for cap in _SKIP_CAPS for length in range(longest + 1)]
+    longest, _ = DOMAIN[level]
+    return [(cap, length) for cap in SKIP_CAPS for length in range(longest + 1)]
 
 
 def _describe(entries: Sequence[tuple[Lane, int]], cap: int) -> str:
@@ -57,7 +58,7 @@ def _describe(entries: Sequence[tuple[Lane, int]], cap: int) -> str:
 def _run(level: Level, unit: object) -> Partial:
     assert isinstance(unit, tuple)
     cap, length = unit
-    _, skips = _DOMAIN[level]
+    _, skips = DOMAIN[level]
     found = Partial()
     cells = [(lane, skipped) for lane in Lane for skipped in range(skips + 1)]
     # Every entry a backlog of this unit can hold, built once (kernel and spec side).

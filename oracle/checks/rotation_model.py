@@ -63,10 +63,19 @@ from policy import (
     live_requests,
 )
 
-__all__ = ["ROTATION_MODEL", "explore"]
+__all__ = [
+    "DOMAIN",
+    "ROTATION_MODEL",
+    "canonical_state",
+    "events_in",
+    "explore",
+    "path_to",
+    "stable_events",
+    "state_key",
+]
 
 #: level -> (skip caps, largest budget, deepest state explored: None for every reachable one)
-_DOMAIN: Mapping[Level, tuple[tuple[int, ...], int, int | None]] = {
+DOMAIN: Mapping[Level, tuple[tuple[int, ...], int, int | None]] = {
     "quick": ((1, 2), 1, 10),
     "default": ((1, 2), 1, None),
     "deep": ((1, 2, 3, 4), 3, None),
@@ -86,7 +95,7 @@ class _Node:
 _CANONICAL_NAMES = tuple(f"R{index}" for index in range(8))
 
 
-def _canonical(state: RotationState, clamp: int) -> tuple[RotationState, dict[RequestId, str]]:
+def canonical_state(state: RotationState, clamp: int) -> tuple[RotationState, dict[RequestId, str]]:
     """``state`` with live requests renamed R0, R1, ... and the counter clamped."""
     live = live_requests(state)
     active = state.active
@@ -104,7 +113,8 @@ def _canonical(state: RotationState, clamp: int) -> tuple[RotationState, dict[Re
     return replace(state, active=active, backlog=renamed), names
 
 
-def _events(state: RotationState, budgets: range) -> Iterator[Event]:
+def events_in(state: RotationState, budgets: range) -> Iterator[Event]:
+    """Every event the check tries in ``state``, at the budgets ``budgets``."""
     live = live_requests(state)
     fresh = f"R{len(live)}"
     for lane, budget, may_wait in itertools.product(Lane, budgets, (True, False)):
@@ -185,7 +195,7 @@ def _spec_after(state: RotationState, before: RotationState, spec_before: spec.S
     return spec_state(state)
 
 
-def _key(state: RotationState, actions: int) -> _Key:
+def state_key(state: RotationState, actions: int) -> _Key:
     """A compact, cheaply hashed identity of a canonical state (names are implied by
     position in a canonical state, so only the other fields are kept)."""
     active = state.active
@@ -212,7 +222,7 @@ def explore(skip_cap: int, largest_budget: int, max_depth: int | None = None) ->
     found = Partial()
     states = transitions = refused = deepest = 0
     start = _Node(initial_state(skip_cap), 0, ())
-    start_key = _key(start.state, 0)
+    start_key = state_key(start.state, 0)
     # parent pointers: state -> (parent, event in the parent's names, renaming after it)
     parents: dict[_Key, tuple[_Key, Event, dict[RequestId, str]] | None] = {start_key: None}
     frontier: deque[tuple[_Node, _Key, int]] = deque([(start, start_key, 0)])
@@ -225,7 +235,7 @@ def explore(skip_cap: int, largest_budget: int, max_depth: int | None = None) ->
         shape = (len(node.state.backlog), node.state.active is None, node.state.acted)
         events = events_by_shape.get(shape)
         if events is None:  # events depend only on how many are live and where
-            events = [(event, spec_event(event)) for event in _events(node.state, budgets)]
+            events = [(event, spec_event(event)) for event in events_in(node.state, budgets)]
             events_by_shape[shape] = events
         for event, as_spec in events:
             transitions += 1
@@ -255,11 +265,11 @@ def explore(skip_cap: int, largest_budget: int, max_depth: int | None = None) ->
                 found.disagree(
                     partial(_counterexample, parents, key, event, reason, skip_cap), depth + 1
                 )
-            canonical, names = _canonical(step.state, clamp)
+            canonical, names = canonical_state(step.state, clamp)
             actions = (
                 0 if isinstance(event, Tick) else node.actions_this_tick + _model_actions(step)
             )
-            successor_key = _key(canonical, actions)
+            successor_key = state_key(canonical, actions)
             if successor_key not in parents and (max_depth is None or depth < max_depth):
                 # State properties do not depend on names: measure and check each state once.
                 found.observe("largest backlog", len(canonical.backlog))
@@ -287,9 +297,10 @@ def explore(skip_cap: int, largest_budget: int, max_depth: int | None = None) ->
 _DISAGREE = "kernel and spec disagree"
 
 
-def _path(
+def path_to(
     parents: Mapping[_Key, tuple[_Key, Event, dict[RequestId, str]] | None], key: _Key
 ) -> list[tuple[Event, dict[RequestId, str]]]:
+    """The events (with the renaming after each) from the initial state to ``key``."""
     steps: list[tuple[Event, dict[RequestId, str]]] = []
     link = parents[key]
     while link is not None:
@@ -300,7 +311,7 @@ def _path(
     return steps
 
 
-def _real_events(path: Sequence[tuple[Event, dict[RequestId, str]]], last: Event) -> list[Event]:
+def stable_events(path: Sequence[tuple[Event, dict[RequestId, str]]], last: Event) -> list[Event]:
     """The path's events with one stable name per request (canonical names are reused)."""
     real: dict[RequestId, RequestId] = {}  # canonical name in the current state -> stable name
     issued = 0
@@ -336,7 +347,7 @@ def _counterexample(
     reason: str,
     skip_cap: int,
 ) -> Counterexample:
-    events = _real_events(_path(parents, key), event)
+    events = stable_events(path_to(parents, key), event)
     both = (
         ""
         if reason == _DISAGREE
@@ -359,7 +370,7 @@ def _counterexample(
 
 
 def _bounds(level: Level) -> Mapping[str, str]:
-    caps, largest, depth = _DOMAIN[level]
+    caps, largest, depth = DOMAIN[level]
     return {
         "states": "every reachable state" if depth is None else f"within {depth} events",
         "skip caps": ", ".join(map(str, caps)),
@@ -371,17 +382,17 @@ def _bounds(level: Level) -> Mapping[str, str]:
 
 
 def _units(level: Level) -> Sequence[object]:
-    return list(_DOMAIN[level][0])
+    return list(DOMAIN[level][0])
 
 
 def _run(level: Level, unit: object) -> Partial:
     assert isinstance(unit, int)
-    _, largest, depth = _DOMAIN[level]
+    _, largest, depth = DOMAIN[level]
     return explore(unit, largest, depth)
 
 
 def _paper_bounds(level: Level) -> Mapping[str, PaperBound]:
-    caps, _, _ = _DOMAIN[level]
+    caps, _, _ = DOMAIN[level]
     bounds = {
         "largest backlog": PaperBound(
             BACKLOG_CAP + 1, "BACKLOG_CAP admitted, plus the holder parking before a promotion"

@@ -111,7 +111,17 @@ from policy.waiting import (
     select_waiting,
 )
 
-__all__ = ["ONE_KEY_DOMAIN", "SELECTION", "TWO_KEY_DOMAIN", "replay_verdict", "run"]
+__all__ = [
+    "DOMAIN",
+    "ONE_KEY_DOMAIN",
+    "SELECTION",
+    "TWO_KEY_DOMAIN",
+    "fits_text",
+    "policy_cases",
+    "replay_verdict",
+    "run",
+    "value_attributes",
+]
 
 NOW = 4.0
 STAGE = "engine"
@@ -134,7 +144,7 @@ TWO_KEY_DOMAIN: tuple[tuple[str, float, float], ...] = (
 )
 
 #: level -> (longest queue over the one-key domain, longest over the two-key domain)
-_DOMAIN: Mapping[Level, tuple[int, int]] = {
+DOMAIN: Mapping[Level, tuple[int, int]] = {
     "quick": (3, 2),
     "default": (4, 2),
     "deep": (5, 4),
@@ -195,7 +205,8 @@ class _Case:
         return self.timing == "enqueue" and self.spec_keys is not None
 
 
-def _cases(two: bool) -> tuple[_Case, ...]:
+def policy_cases(two: bool) -> tuple[_Case, ...]:
+    """The policies and moments of the one-key (or the two-key) domain."""
     names = ("k", "d", "k2", "d2") if two else ("k", "d")
     declared = dict.fromkeys(names, "visible")
 
@@ -242,7 +253,7 @@ def _spec_policy(case: _Case) -> spec.SpecPolicy:
 
 
 def _bounds(level: Level) -> Mapping[str, str]:
-    one, two = _DOMAIN[level]
+    one, two = DOMAIN[level]
     return {
         "one-key queues": f"0..{one} entries, each key NaN, -inf, -1.0, -0.0, 0.0, 1.0, +inf",
         "two-key queues": f"0..{two} entries, each key NaN, -0.0, 0.0, 1.0",
@@ -259,7 +270,7 @@ def _bounds(level: Level) -> Mapping[str, str]:
 
 
 def _units(level: Level) -> Sequence[object]:
-    one, two = _DOMAIN[level]
+    one, two = DOMAIN[level]
     units: list[object] = []
     for domain, longest in (("one", one), ("two", two)):
         cells = len(ONE_KEY_DOMAIN) if domain == "one" else len(TWO_KEY_DOMAIN) ** 2
@@ -284,7 +295,7 @@ def _never(_entry: object) -> bool:
     return False
 
 
-def _value_attributes(
+def value_attributes(
     domain: Sequence[tuple[str, float, float]], two: bool
 ) -> tuple[dict[str, float], ...]:
     """The attributes of every cell: a value index (one key) or a pair of them (two)."""
@@ -500,7 +511,8 @@ def _fits_unless(chosen: object, entry: object) -> bool:
     return getattr(entry, "identity", None) != chosen
 
 
-def _fits_text(fits: tuple[str, ...], size: int) -> str:
+def fits_text(fits: tuple[str, ...], size: int) -> str:
+    """Which of a queue of ``size`` entries fit, in words."""
     if not fits:
         return "never"
     if len(fits) == size:
@@ -525,7 +537,7 @@ def _counterexample(found: _Found) -> Counterexample:
     }
     summary = (
         f"selection: [{', '.join(found.labels)}] ({found.resumed} resumed), policy"
-        f" {found.case.name}, fits {_fits_text(found.fits, size)}: {found.problem}"
+        f" {found.case.name}, fits {fits_text(found.fits, size)}: {found.problem}"
     )
     document = attempt_document(
         f"selection-{size}-entries",
@@ -559,8 +571,8 @@ def run(level: Level, unit: object) -> Partial:
     labels = tuple(
         f"({a}, {b})" for (a, _, _), (b, _, _) in itertools.product(domain, domain)
     ) if two else tuple(label for label, _, _ in domain)  # fmt: skip
-    cells = _value_attributes(domain, two)
-    cases = _cases(two)
+    cells = value_attributes(domain, two)
+    cases = policy_cases(two)
     kernel_policies = [_kernel_policy(case) for case in cases]
     spec_policies = [_spec_policy(case) for case in cases]
     moments = [Moment(NOW, case.budget_left) for case in cases]

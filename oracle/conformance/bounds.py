@@ -69,12 +69,12 @@ class GrantOrderBounds:
 
     longest: int
     largest_skips: int
-    skip_caps: tuple[int, ...] = grant_order._SKIP_CAPS
+    skip_caps: tuple[int, ...] = grant_order.SKIP_CAPS
 
     @classmethod
     def at(cls, level: Level) -> GrantOrderBounds:
         """The grant order check's bounds at ``level``."""
-        longest, skips = grant_order._DOMAIN[level]
+        longest, skips = grant_order.DOMAIN[level]
         return cls(longest, skips)
 
     def describe(self) -> dict[str, str]:
@@ -101,7 +101,7 @@ class ProtocolBounds:
     @classmethod
     def at(cls, level: Level) -> ProtocolBounds:
         """The rotation model check's bounds at ``level``."""
-        caps, largest, depth = rotation_model._DOMAIN[level]
+        caps, largest, depth = rotation_model.DOMAIN[level]
         return cls(caps, largest, depth)
 
     def describe(self) -> dict[str, str]:
@@ -129,11 +129,11 @@ class SelectionBounds:
     @classmethod
     def at(cls, level: Level) -> SelectionBounds:
         """The selection check's bounds at ``level``."""
-        one, two = selection._DOMAIN[level]
+        one, two = selection.DOMAIN[level]
         return cls(one, two)
 
     def __post_init__(self) -> None:
-        one, two = selection._DOMAIN["deep"]  # the units are the deep level's, filtered
+        one, two = selection.DOMAIN["deep"]  # the units are the deep level's, filtered
         if not (0 <= self.one_key <= one and 0 <= self.two_key <= two):
             raise ValueError(
                 f"selection bounds go up to {one} (one key) and {two} (two keys) entries"

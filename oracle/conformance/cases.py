@@ -52,6 +52,7 @@ __all__ = [
     "Case",
     "admission_json",
     "backlog_cap_cases",
+    "backlog_text",
     "grant_expiry_cases",
     "grant_order_cases",
     "protocol_cases",
@@ -136,13 +137,14 @@ def backlog_cap_cases(bounds: NumberBounds, counts: Counts) -> Iterator[Case]:
 # ----------------------------------------------------------------------------- grant order
 
 
-def _describe_backlog(cells: Sequence[tuple[int, int]], cap: int) -> str:
+def backlog_text(cells: Sequence[tuple[int, int]], cap: int) -> str:
+    """A backlog of ``(lane, skipped)`` cells at a skip cap, in words (a case's ``where``)."""
     shown = ", ".join(f"({LANE_LABELS[lane]}, {skipped})" for lane, skipped in cells)
     return f"backlog [{shown}] at skip cap {cap}"
 
 
 def _describe_append(cells: Sequence[tuple[int, int]], cap: int, skips: int) -> str:
-    return f"{_describe_backlog(cells, cap)}, appending J (low, parked, {skips} skips)"
+    return f"{backlog_text(cells, cap)}, appending J (low, parked, {skips} skips)"
 
 
 def grant_order_cases(bounds: GrantOrderBounds, counts: Counts) -> Iterator[Case]:
@@ -166,7 +168,7 @@ def grant_order_cases(bounds: GrantOrderBounds, counts: Counts) -> Iterator[Case
                 entries = [cells[c] for c in chosen]
                 backlog = tuple(spec_cells[i][c] for i, c in enumerate(chosen))
                 listed = [json_cells[i][c] for i, c in enumerate(chosen)]
-                where = partial(_describe_backlog, entries, cap)
+                where = partial(backlog_text, entries, cap)
                 yield Case(
                     "next_grant_index",
                     {"entries": [index_cells[c] for c in chosen], "skip_cap": cap},
@@ -203,12 +205,12 @@ def _model_actions(outcome: spec.Outcome) -> int:
 
 
 def _path_events(parents: _Parents, key: _Key, event: Event) -> tuple[JSON, ...]:
-    path = rotation_model._path(parents, key)
-    return tuple(event_json(e) for e in rotation_model._real_events(path, event))
+    path = rotation_model.path_to(parents, key)
+    return tuple(event_json(e) for e in rotation_model.stable_events(path, event))
 
 
 def _path_scenario(parents: _Parents, key: _Key, event: Event, skip_cap: int) -> Mapping[str, JSON]:
-    events = rotation_model._real_events(rotation_model._path(parents, key), event)
+    events = rotation_model.stable_events(rotation_model.path_to(parents, key), event)
     return events_scenario(
         f"conformance-tick-protocol-{len(events)}-events",
         f"tick protocol conformance, skip cap {skip_cap}: the spec's observation after every"
@@ -223,7 +225,7 @@ def _path_case(
 ) -> tuple[Mapping[str, JSON], JSON]:
     """The case reached by the path's events, with their names: the spec's state
     after all but the last event, the last event, and the spec's answer."""
-    *before, last = rotation_model._real_events(rotation_model._path(parents, key), event)
+    *before, last = rotation_model.stable_events(rotation_model.path_to(parents, key), event)
     state = spec.initial_state(skip_cap)
     for earlier in before:
         result = spec.step(state, spec_event(earlier))
@@ -234,7 +236,7 @@ def _path_case(
 
 
 def _describe_step(parents: _Parents, key: _Key, event: Event, skip_cap: int) -> str:
-    events = rotation_model._real_events(rotation_model._path(parents, key), event)
+    events = rotation_model.stable_events(rotation_model.path_to(parents, key), event)
     return f"after {len(events) - 1} events at skip cap {skip_cap}, {event_text(events[-1])}"
 
 
@@ -252,7 +254,7 @@ def protocol_cases(bounds: ProtocolBounds, counts: Counts) -> Iterator[Case]:
     deepest = bounds.max_depth
     for skip_cap in bounds.skip_caps:
         start = read_state(state_json(spec.initial_state(skip_cap)))
-        start_key = rotation_model._key(start, 0)
+        start_key = rotation_model.state_key(start, 0)
         parents: _Parents = {start_key: None}
         frontier = deque([(spec_state(start), 0, start_key, 0)])
         events_by_shape: dict[object, list[tuple[Event, spec.Event, JSON]]] = {}
@@ -267,7 +269,7 @@ def protocol_cases(bounds: ProtocolBounds, counts: Counts) -> Iterator[Case]:
             if events is None:  # events depend only on how many are live and where
                 events = [
                     (event, spec_event(event), event_json(event))
-                    for event in rotation_model._events(read_state(as_json), budgets)
+                    for event in rotation_model.events_in(read_state(as_json), budgets)
                 ]
                 events_by_shape[shape] = events
             for event, as_spec, written in events:
@@ -287,13 +289,13 @@ def protocol_cases(bounds: ProtocolBounds, counts: Counts) -> Iterator[Case]:
                 after, outcome = result
                 renamed = canonical_of.get(after)
                 if renamed is None:  # many steps lead to one state: rename each state once
-                    renamed = rotation_model._canonical(read_state(state_json(after)), clamp)
+                    renamed = rotation_model.canonical_state(read_state(state_json(after)), clamp)
                     canonical_of[after] = renamed
                 canonical, names = renamed
                 successor_actions = (
                     0 if isinstance(event, Tick) else actions + _model_actions(outcome)
                 )
-                successor = rotation_model._key(canonical, successor_actions)
+                successor = rotation_model.state_key(canonical, successor_actions)
                 if successor not in parents:
                     parents[successor] = (key, event, names)
                     frontier.append(
@@ -355,8 +357,8 @@ def selection_cases(bounds: SelectionBounds, counts: Counts, attempts: bool) -> 
             if two
             else tuple(label for label, _, _ in domain)
         )
-        cells = selection_check._value_attributes(domain, two)
-        cases = selection_check._cases(two)
+        cells = selection_check.value_attributes(domain, two)
+        cases = selection_check.policy_cases(two)
         plan = [
             (
                 case,
@@ -430,6 +432,6 @@ def selection_cases(bounds: SelectionBounds, counts: Counts, attempts: bool) -> 
                             shown,
                             resumed,
                             case.name,
-                            selection_check._fits_text(fitting, length),
+                            selection_check.fits_text(fitting, length),
                         ),
                     )

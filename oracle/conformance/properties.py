@@ -39,7 +39,7 @@ from hypothesis.errors import NoSuchExample
 
 from oracle.checks.convert import spec_entry, spec_event, spec_policy, spec_queue_entry
 from oracle.checks.observe import LANE_LABELS, events_scenario, spec_observation
-from oracle.conformance.cases import Case, _describe_backlog, admission_json
+from oracle.conformance.cases import Case, admission_json, backlog_text
 from oracle.conformance.checks import judge, run_cases
 from oracle.conformance.implementations import (
     ApplyEvent,
@@ -298,7 +298,7 @@ def _grant_example(example: object) -> list[Case]:
     listed = backlog_json(entries)
     cells = [(entry.lane, entry.skipped) for entry in entries]
     size = len(entries)
-    where = partial(_describe_backlog, cells, skip_cap)
+    where = partial(backlog_text, cells, skip_cap)
     taken = spec_order.take_next_grantee(entries, skip_cap)
     joined = spec_order.re_enter(entries, spec_entry(joining))
     return [

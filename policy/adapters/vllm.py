@@ -50,19 +50,17 @@ from returns.result import Failure, Result
 
 from policy.identity import RequestId
 from policy.waiting import (
-    Admitted,
     Moment,
     PolicyError,
     QueuePolicy,
     WaitingEntry,
     WaitingQueue,
     ascend_fcfs_lanes,
-    attempt_admission,
     dispatch_order,
     fifo,
     load_policy,
     load_policy_text,
-    select_waiting,
+    select_entry,
     vllm_priority,
 )
 from policy.waiting.numbers import shown
@@ -140,7 +138,9 @@ MAX_CLASSES: Final = 64
 #: vLLM-Ascend warns at 3: long requests are overtaking short ones repeatedly).
 _RUN_WARNING: Final = 3
 
-_NO_ATTRIBUTES: Final[Mapping[str, Any]] = MappingProxyType({})
+
+#: The moment of every selection on the ``fifo`` and ``static`` paths (never read).
+_ANY_MOMENT: Final = Moment(0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +209,7 @@ class WaitingRequestQueue(Generic[R]):
         "_run",
         "_run_value",
         "_serial",
+        "_timeless",
         "_warned",
     )
 
@@ -247,6 +248,7 @@ class WaitingRequestQueue(Generic[R]):
         ):
             raise TypeError(f"run_class must be a number or None, not {shown(run_class)}")
         self._policy = policy
+        self._timeless = policy.path in ("fifo", "static")
         self._identity: Getter = attributes["request_id"]
         # Only the attributes the keys read: others would cost time and memory per entry.
         self._attributes: tuple[tuple[str, Getter], ...] = tuple(
@@ -285,7 +287,7 @@ class WaitingRequestQueue(Generic[R]):
     def _attributes_of(self, request: R) -> Mapping[str, Any]:
         getters = self._attributes
         if not getters:
-            return _NO_ATTRIBUTES
+            return {}  # a dict, whose type the kernel checks at once (a proxy takes an ABC check)
         return {name: get(request) for name, get in getters}
 
     def add_request(self, request: R) -> None:
@@ -304,7 +306,7 @@ class WaitingRequestQueue(Generic[R]):
             serial=self._serial,
             now=self._clock(),
         )
-        if isinstance(made, Failure):
+        if type(made) is Failure:  # not isinstance: an ABC check on every request
             raise ValueError(str(made.failure()))
         self._serial += 1
         self._queue = made.unwrap()
@@ -322,7 +324,7 @@ class WaitingRequestQueue(Generic[R]):
             if self._prepend_resumed
             else queue.append(self._policy, identity, attributes, serial=serial, now=now)
         )
-        if isinstance(made, Failure):
+        if type(made) is Failure:  # not isinstance: an ABC check on every request
             raise ValueError(str(made.failure()))
         return made.unwrap(), requests.set(identity, request), serial + 1
 
@@ -348,24 +350,28 @@ class WaitingRequestQueue(Generic[R]):
             queue, held, serial = self._prepended(queue, held, serial, request, now)
         self._queue, self._requests, self._serial = queue, held, serial
 
+    def _moment(self) -> Moment:
+        """The moment of a selection now: the clock's, or, on the ``fifo`` and
+        ``static`` paths (whose selection reads no moment: no keys, or keys fixed at
+        enqueue), any moment, without a clock read."""
+        if self._timeless:
+            return _ANY_MOMENT
+        return Moment(self._clock())
+
     def pop_request(self) -> R:
         """Take the next request: the one the last :meth:`peek_request` returned if
         nothing changed the queue since, otherwise the policy's selection now.
         An empty queue is an ``IndexError``."""
         pinned = self._pin
-        if pinned is not None:
-            self._pin = None
-            entry, keys = pinned
-            self._queue = self._queue.remove(entry.identity).unwrap()
-        else:
-            queue = self._queue
-            if not len(queue):
+        if pinned is None:
+            # one admission attempt whose fit the scheduler has checked
+            pinned = select_entry(self._queue, self._policy, self._moment())
+            if pinned is None:
                 raise IndexError("pop from an empty waiting queue")
-            outcome = attempt_admission(queue, self._policy, Moment(self._clock()), _always)
-            assert isinstance(outcome, Admitted)  # it fits, and the queue is not empty
-            selection = outcome.selection
-            entry, keys = selection.entry, selection.keys
-            self._queue = outcome.queue
+        else:
+            self._pin = None
+        entry, keys = pinned
+        self._queue = self._queue.without(entry)
         identity = entry.identity
         request = self._requests[identity]
         self._requests = self._requests.delete(identity)
@@ -378,11 +384,10 @@ class WaitingRequestQueue(Generic[R]):
         empty queue is an ``IndexError``."""
         pinned = self._pin
         if pinned is None:
-            queue = self._queue
-            if not len(queue):
+            pinned = select_entry(self._queue, self._policy, self._moment())
+            if pinned is None:
                 raise IndexError("peek from an empty waiting queue")
-            selection = select_waiting(queue, self._policy, Moment(self._clock())).unwrap()
-            pinned = self._pin = (selection.entry, selection.keys)
+            self._pin = pinned
         return self._requests[pinned[0].identity]
 
     def remove_request(self, request: R) -> None:
@@ -391,7 +396,7 @@ class WaitingRequestQueue(Generic[R]):
         self._pin = None
         identity = self._identity(request)
         made = self._queue.remove(identity)
-        if isinstance(made, Failure):
+        if type(made) is Failure:  # not isinstance: an ABC check on every request
             raise ValueError(str(made.failure()))
         self._queue = made.unwrap()
         self._requests = self._requests.delete(identity)
@@ -414,7 +419,7 @@ class WaitingRequestQueue(Generic[R]):
         self._queue, self._requests = queue, held
 
     def __bool__(self) -> bool:
-        return len(self._queue) > 0
+        return bool(self._queue)  # one call fewer than len(...) > 0: vLLM asks every admission
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -499,10 +504,6 @@ class WaitingRequestQueue(Generic[R]):
         )
 
 
-def _always(_entry: WaitingEntry) -> bool:
-    return True  # pop takes the selected request: fitting is the scheduler's check
-
-
 # --- constructors --------------------------------------------------------------------
 
 
@@ -542,7 +543,7 @@ def queue_from_policy(
 
 
 def _loaded(made: Result[QueuePolicy, PolicyError]) -> QueuePolicy:
-    if isinstance(made, Failure):
+    if type(made) is Failure:  # not isinstance: an ABC check on every request
         raise ValueError(str(made.failure()))
     return made.unwrap()
 

@@ -7,7 +7,7 @@ the oracle can all call the same definition.
 Each public decision checks its arguments' types (a ``TypeError``: a budget of
 ``nan`` or ``2.5`` would silently change the rule) and then applies its rule,
 which is a private function of its own (``_expired``, ``_admits``,
-``_grant_index``, ``_takes_tick``). The tick protocol calls the rules directly:
+``_grant_position``, ``_takes_tick``). The tick protocol calls the rules directly:
 it checked every value where it entered (``apply_event``), so it does not pay
 for the same check twice on its hot path.
 """
@@ -187,13 +187,30 @@ def next_grant_index(entries: Sequence[tuple[Lane, int]], skip_cap: int = SKIP_C
 
 
 def _grant_index(entries: Sequence[tuple[Lane, int]], skip_cap: int) -> Maybe[int]:
+    chosen = _grant_position(entries, skip_cap)
+    return Nothing if chosen is None else _some_index(chosen)
+
+
+def _grant_position(entries: Sequence[tuple[Lane, int]], skip_cap: int) -> int | None:
+    """The rule itself (``next_grant_index`` without its checks and its ``Maybe``):
+    the first entry of the greatest ``skipped`` if that reaches ``skip_cap``, else
+    the first entry of the highest lane; None for no entries."""
     count = len(entries)
     if count <= 1:  # both rules choose the only entry
-        return _SOME_INDEX[0] if count else Nothing
-    most_skipped = max(range(count), key=lambda i: (entries[i][1], -i))
-    if entries[most_skipped][1] >= skip_cap:
-        return _some_index(most_skipped)
-    return _some_index(max(range(count), key=lambda i: (entries[i][0], -i)))
+        return 0 if count else None
+    most, most_skipped = 0, entries[0][1]
+    for index in range(1, count):
+        skipped = entries[index][1]
+        if skipped > most_skipped:  # strictly: the earliest among equals stays
+            most, most_skipped = index, skipped
+    if most_skipped >= skip_cap:
+        return most
+    best, best_lane = 0, entries[0][0]
+    for index in range(1, count):
+        lane = entries[index][0]
+        if lane > best_lane:
+            best, best_lane = index, lane
+    return best
 
 
 #: ``Some(i)`` for the positions of every backlog the protocol holds (and more), built once.

@@ -27,6 +27,7 @@ from policy.waiting.expr import (
     Unary,
     Var,
 )
+from policy.waiting.modes import Timing, Visibility
 from policy.waiting.parse import MAX_DEPTH, is_stage_name, nesting, parse_expression, unparse
 from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority, vllm_priority
 from policy.waiting.queue import (
@@ -36,7 +37,7 @@ from policy.waiting.queue import (
     WaitingQueue,
     keys_at_enqueue,
 )
-from policy.waiting.queue_policy import MAX_NAMES, QueuePolicy, Timing, Visibility, make_policy
+from policy.waiting.queue_policy import MAX_NAMES, QueuePolicy, make_policy
 from policy.waiting.select import (
     AdmissionOutcome,
     Admitted,
@@ -49,6 +50,7 @@ from policy.waiting.select import (
     attempt_admission,
     dispatch_order,
     entry_keys,
+    select_entry,
     select_reference,
     select_waiting,
 )
@@ -111,6 +113,7 @@ __all__ = [
     "nesting",
     "order_key",
     "parse_expression",
+    "select_entry",
     "select_reference",
     "select_waiting",
     "static_priority",

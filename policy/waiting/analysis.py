@@ -97,7 +97,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import TYPE_CHECKING, Final, Literal, NamedTuple, TypeAlias
+from typing import Final, Literal, NamedTuple, TypeAlias
 
 from policy.waiting.evaluate import divide, extremum, is_true
 from policy.waiting.expr import (
@@ -115,23 +115,18 @@ from policy.waiting.expr import (
     children,
     walk,
 )
+from policy.waiting.modes import Path, Timing
 from policy.waiting.numbers import as_float
-
-if TYPE_CHECKING:  # queue_policy builds each policy's plan from this module
-    from policy.waiting.queue_policy import Timing
 
 __all__ = [
     "MAX_CLASSES",
     "Component",
     "LanePlan",
-    "Path",
     "class_value",
     "key_path",
     "lane_plan",
     "reads_budget",
 ]
-
-Path: TypeAlias = Literal["fifo", "static", "lanes", "scan"]
 
 #: Most classes a plan may have. A selection on the lanes path evaluates the keys
 #: of one head per class, so beyond a few dozen classes a scan of a typical queue

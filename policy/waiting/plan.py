@@ -22,7 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from policy.waiting.analysis import LanePlan, Path, class_value, path_and_plan, reads_budget
+from pyrsistent import pmap
+
+from policy.waiting.analysis import LanePlan, class_value, path_and_plan, reads_budget
 from policy.waiting.compiled import (
     KeyFunction,
     ScanFunction,
@@ -34,10 +36,12 @@ from policy.waiting.compiled import (
     compile_sort_keys,
 )
 from policy.waiting.expr import Attr, Expr, walk
+from policy.waiting.modes import Path
 
 ComponentFunction = Callable[[Values, object, float, float, Mapping[str, float]], float]
 
-_NO_BUDGETS: Final[Mapping[str, float]] = {}  # components read no moment
+#: The budgets of a moment that reads none (components, keys at enqueue, Moment's default).
+NO_BUDGETS: Final[Mapping[str, float]] = pmap()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,7 @@ class KeyPlan:
         (a truth as 1.0 or 0.0, any other value by :func:`class_value`)."""
         lane: list[object] = []
         for component, truth in self.components:
-            value = component(values, serial, math.nan, math.nan, _NO_BUDGETS)
+            value = component(values, serial, math.nan, math.nan, NO_BUDGETS)
             lane.append((1.0 if value != 0.0 else 0.0) if truth else class_value(value))
         return tuple(lane)
 

@@ -9,11 +9,16 @@ count up from 0, requeues count down from -1, so ascending tickets are queue
 order. A queue version holds persistent indexes, all sharing structure with
 the version they came from:
 
-- ``_order``: ticket -> entry (:class:`~policy.waiting.ordered.OrderedMap`):
-  iteration, front, position (rank) and removal, O(log n);
+- ``_order``: the entries in ticket order (a :class:`~policy.waiting.line.Line`,
+  two persistent C vectors with a moving head): appends, requeues, the front
+  and admissions at the front in O(1), removal anywhere in O(log n), position
+  (rank) in O(log n + removals in the middle not yet compacted);
 - ``_by_identity``: identity -> entry (an ``immutables.Map``, the hash array
   mapped trie behind the standard library's contextvars): duplicates and
-  removal by identity without a scan;
+  removal by identity without a scan. It is updated lazily: an entry that
+  leaves stays in the map until the map holds more than twice the waiting
+  entries, when it is rebuilt from the line (amortised O(1)); a lookup
+  counts an entry as waiting only if the line holds that very object;
 - ``_index``: what the policy's selection path needs (see
   :mod:`policy.waiting.plan`), for the policy the queue was last used with:
   under ``static`` keys an index ordered by (key values, ticket); under
@@ -33,27 +38,36 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, cast
 
 from immutables import Map
-from pyrsistent import pmap
 from returns.maybe import Maybe, Nothing, Some
 from returns.result import Failure, Result, Success
 
 from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
-from policy.records import slot_setters, wrong_field
+from policy.records import record_builder, shape_of, slot_setters, value_setter, wrong_field
 from policy.text import printable, record_repr, represent
 from policy.waiting.compiled import sort_key
 from policy.waiting.evaluate import evaluate, scope_of
+from policy.waiting.line import Line
 from policy.waiting.numbers import as_float, is_number, shown
 from policy.waiting.ordered import OrderedMap
+from policy.waiting.plan import NO_BUDGETS
 from policy.waiting.queue_policy import QueuePolicy
 
 AttributeValue: TypeAlias = float | bool
 
-_NO_BUDGETS: Final[Mapping[str, float]] = pmap()
+_EMPTY_LINE: Final[Line[Any]] = Line.empty()
+
+#: ``Success``'s value slot (policy.records.value_setter: checked at import).
+_SET_SUCCESS: Final = value_setter(Success)
+
+_NO_IDENTITIES: Final[Map[Any, Any]] = Map()
+_NO_LANES: Final[Map[Any, Any]] = Map()
+#: The identity map is swept when it holds more than twice the waiting entries plus this.
+_SWEEP_SLACK: Final = 64
 
 #: The value of an attribute an entry lacks but a policy it was rebuilt for reads:
 #: NaN to compiled keys (as the plain definition reads a missing name), and not
@@ -250,14 +264,21 @@ _ENTRY_SLOTS: Final = slot_setters(
 )
 
 
-def _made_entry(entry: WaitingEntry, *fields: object) -> WaitingEntry:
-    # Slot setters (policy.records): measured 2x faster than the frozen __init__.
-    for put, value in zip(_ENTRY_SLOTS, fields, strict=True):
-        put(entry, value)
-    return entry
+(
+    _set_identity,
+    _set_names,
+    _set_values,
+    _set_extras,
+    _set_serial,
+    _set_enqueued_at,
+    _set_resumed,
+    _set_enqueue_keys,
+    _set_ticket,
+) = _ENTRY_SLOTS
 
 
-def _entry(  # noqa: PLR0917 - every field, positionally: the hot path's constructor
+def _made_entry(  # noqa: PLR0917 - every field, positionally: the hot path's constructor
+    entry: WaitingEntry,
     identity: RequestId,
     names: tuple[str, ...],
     values: tuple[AttributeValue, ...],
@@ -268,10 +289,52 @@ def _entry(  # noqa: PLR0917 - every field, positionally: the hot path's constru
     enqueue_keys: tuple[float, ...] | None,
     ticket: int,
 ) -> WaitingEntry:
-    made: WaitingEntry = object.__new__(WaitingEntry)
-    return _made_entry(
-        made, identity, names, values, extras, serial, enqueued_at, resumed, enqueue_keys, ticket
-    )
+    # Slot setters (policy.records), each named: measured 2x faster than the frozen
+    # __init__, and a loop over them costs a third more again.
+    _set_identity(entry, identity)
+    _set_names(entry, names)
+    _set_values(entry, values)
+    _set_extras(entry, extras)
+    _set_serial(entry, serial)
+    _set_enqueued_at(entry, enqueued_at)
+    _set_resumed(entry, resumed)
+    _set_enqueue_keys(entry, enqueue_keys)
+    _set_ticket(entry, ticket)
+    return entry
+
+
+_ENTRY_SHAPE: Final = shape_of(WaitingEntry)
+
+
+def _build_entry(  # noqa: PLR0917 - every field, positionally: the hot path's constructor
+    identity: RequestId,
+    names: tuple[str, ...],
+    values: tuple[AttributeValue, ...],
+    extras: tuple[AttributeValue, ...],
+    serial: int,
+    enqueued_at: float,
+    resumed: bool,
+    enqueue_keys: tuple[float, ...] | None,
+    ticket: int,
+) -> WaitingEntry:
+    # plain stores into a shape, then a WaitingEntry (policy.records.record_builder)
+    made: Any = _ENTRY_SHAPE()
+    made.identity = identity
+    made.names = names
+    made.values = values
+    made.extras = extras
+    made.serial = serial
+    made.enqueued_at = enqueued_at
+    made.resumed = resumed
+    made.enqueue_keys = enqueue_keys
+    made.ticket = ticket
+    made.__class__ = WaitingEntry
+    built: WaitingEntry = made
+    return built
+
+
+#: The hot path's constructor of entries (fields checked by the caller).
+_entry: Final = record_builder(WaitingEntry, _build_entry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +353,11 @@ class QueueError:
     def __str__(self) -> str:
         return printable(f"request {shown(self.identity)}: {self.message}")
 
+
+#: What :meth:`WaitingQueue.extend` takes per request, and its refusals of other items.
+_REQUEST_PARTS: Final = ("identity", "attributes", "serial", "now")
+_NOT_A_REQUEST: Final = f"is not a request: a tuple ({', '.join(_REQUEST_PARTS)})"
+_NOT_REQUESTS: Final = f"is not an iterable of requests, tuples ({', '.join(_REQUEST_PARTS)})"
 
 #: The refusal of an identity that is_request_id refuses (append, requeue, remove).
 _NOT_AN_IDENTITY: Final = f"an identity must be {REQUEST_ID_RULE}"
@@ -311,17 +379,17 @@ def keys_at_enqueue(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ..
         raise TypeError(f"policy must be a QueuePolicy, not {type(given[0]).__name__}")
     if not isinstance(given[1], WaitingEntry):
         raise TypeError(f"entry must be a WaitingEntry, not {type(given[1]).__name__}")
-    return _keys_at_enqueue(policy, entry)
+    return keys_at_enqueue_unchecked(policy, entry)
 
 
-def _keys_at_enqueue(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
+def keys_at_enqueue_unchecked(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
     """:func:`keys_at_enqueue` for arguments of the right types, not checked again."""
     scope = scope_of(
         entry.attributes,
         entry.serial,
         now=as_float(entry.enqueued_at),
         waited=0.0,
-        budget_left=_NO_BUDGETS,
+        budget_left=NO_BUDGETS,
         constants=policy.constants,
     )
     return tuple(evaluate(key, scope) for key in policy.keys)
@@ -336,16 +404,34 @@ class _Index:
     """The selection index of one policy (see the module's theory of operation)."""
 
     policy: QueuePolicy
-    #: ``static``: (sort key of the key values, ticket) -> entry, non-resumed entries.
+    #: ``static``, when not ``by_class``: (sort key of the key values, ticket) ->
+    #: entry, non-resumed entries.
     ranked: OrderedMap[tuple[Any, ...], WaitingEntry]
-    #: ``lanes``: class -> (ticket -> entry), non-resumed entries.
-    lanes: Map[tuple[object, ...], OrderedMap[int, WaitingEntry]]
+    #: ``lanes``: class -> its entries in ticket order, non-resumed entries.
+    #: ``static`` ``by_class``: first key value -> its entries, in (key values,
+    #: ticket) order.
+    lanes: Map[Any, Line[WaitingEntry]]
     #: ``lanes``: enqueue times of the non-resumed entries are finite and
     #: non-decreasing in queue order, so each class's head is its oldest entry.
     in_time_order: bool
+    #: ``static`` ``by_class``: the first key values present, in key order.
+    class_order: tuple[Any, ...]
+    #: ``static``: entries are kept per first key value (``lanes``, ``class_order``),
+    #: each class in key order; otherwise in ``ranked``.
+    by_class: bool
+    #: Whether the path keeps entries here (``static``, ``lanes``): else nothing to update.
+    tracks: bool
 
     def __init__(self, policy: QueuePolicy) -> None:
-        _made_index(self, policy, OrderedMap(), Map(), True)
+        for put, value in zip(
+            slot_setters(
+                _Index,
+                ("policy", "ranked", "lanes", "in_time_order", "class_order", "by_class", "tracks"),
+            ),
+            (policy, OrderedMap(), _NO_LANES, True, (), True, policy.plan.path in _TRACKED),
+            strict=True,
+        ):
+            put(self, value)
 
     def ranked_key(self, entry: WaitingEntry) -> tuple[Any, ...]:
         # nested, not flat: stored key lists may differ in length (another policy's)
@@ -356,8 +442,7 @@ class _Index:
         plan = self.policy.plan
         path = plan.path
         if path == "static":
-            ranked = self.ranked.insert(self.ranked_key(entry), entry)
-            return _made_index(object.__new__(_Index), self.policy, ranked, self.lanes, True)
+            return self._static_added(entry)
         if path != "lanes":
             return self
         lane = plan.lane_of(entry.values, entry.serial)
@@ -367,35 +452,140 @@ class _Index:
         ordered = _finite(at) and (
             not lanes or (self.in_time_order and back is not None and at >= back.enqueued_at)
         )
-        grown = (OrderedMap() if members is None else members).insert(entry.ticket, entry)
-        return _made_index(
-            object.__new__(_Index), self.policy, self.ranked, lanes.set(lane, grown), ordered
+        grown = (_EMPTY_LINE if members is None else members).joined_back(entry)
+        return _index_record(
+            self.policy, self.ranked, lanes.set(lane, grown), ordered, (), True, self.tracks
         )
+
+    def _static_added(self, entry: WaitingEntry) -> _Index:
+        policy = self.policy
+        if not self.by_class:
+            ranked = self.ranked.insert(self.ranked_key(entry), entry)
+            return _index_record(policy, ranked, _NO_LANES, True, (), False, self.tracks)
+        keys = _static_keys(policy, entry)
+        if not keys:  # stored by a policy without keys: the general index
+            return self._ranked().added(entry, None)
+        first = _class_of(keys[0])
+        lanes, order = self.lanes, self.class_order
+        members = lanes.get(first)
+        if members is None:
+            if len(order) >= MAX_STATIC_CLASSES:
+                return self._ranked().added(entry, None)
+            members = _EMPTY_LINE
+            order = tuple(sorted((*order, first), key=_class_rank))
+        elif sort_key(keys[1:]) < sort_key(_static_keys(policy, members.last())[1:]):
+            # out of key order within its class: the general index from now on
+            return self._ranked().added(entry, None)
+        grown = members.joined_back(entry)
+        return _index_record(
+            policy, self.ranked, lanes.set(first, grown), True, order, True, self.tracks
+        )
+
+    def _ranked(self) -> _Index:
+        """This ``static`` index with its entries in the general ``ranked`` index."""
+        ranked = self.ranked
+        for members in self.lanes.values():
+            for member in members:
+                ranked = ranked.insert(self.ranked_key(member), member)
+        return _index_record(self.policy, ranked, _NO_LANES, True, (), False, self.tracks)
 
     def dropped(self, entry: WaitingEntry) -> _Index:
         """Without ``entry`` (non-resumed, in the index)."""
         plan = self.policy.plan
         path = plan.path
         if path == "static":
-            ranked = self.ranked.remove(self.ranked_key(entry))
-            return _made_index(object.__new__(_Index), self.policy, ranked, self.lanes, True)
+            if not self.by_class:
+                ranked = self.ranked.remove(self.ranked_key(entry))
+                # an emptied index keeps entries by class again
+                return _index_record(
+                    self.policy, ranked, _NO_LANES, True, (), not ranked, self.tracks
+                )
+            first = _class_of(_static_keys(self.policy, entry)[0])
+            members = self.lanes[first].without(entry)
+            if members:
+                return _index_record(
+                    self.policy,
+                    self.ranked,
+                    self.lanes.set(first, members),
+                    True,
+                    self.class_order,
+                    True,
+                    self.tracks,
+                )
+            order = tuple(value for value in self.class_order if value != first)
+            return _index_record(
+                self.policy, self.ranked, self.lanes.delete(first), True, order, True, self.tracks
+            )
         if path != "lanes":
             return self
         lane = plan.lane_of(entry.values, entry.serial)
-        members = self.lanes[lane].remove(entry.ticket)
+        members = self.lanes[lane].without(entry)
         lanes = self.lanes.set(lane, members) if members else self.lanes.delete(lane)
-        return _made_index(
-            object.__new__(_Index), self.policy, self.ranked, lanes, self.in_time_order or not lanes
+        return _index_record(
+            self.policy, self.ranked, lanes, self.in_time_order or not lanes, (), True, self.tracks
         )
 
+    def static_first(self) -> WaitingEntry:
+        """The first entry under the ``static`` path (the index must not be empty)."""
+        if self.by_class:
+            return self.lanes[self.class_order[0]].first()
+        first: WaitingEntry = self.ranked.first()[1]
+        return first
 
-_INDEX_SLOTS: Final = slot_setters(_Index, ("policy", "ranked", "lanes", "in_time_order"))
+    def static_entries(self) -> Iterator[WaitingEntry]:
+        """The entries under the ``static`` path, in (key values, ticket) order."""
+        if not self.by_class:
+            yield from self.ranked.values()
+            return
+        for value in self.class_order:  # a class's first key value dominates its order
+            yield from self.lanes[value]
 
 
-def _made_index(index: _Index, *fields: object) -> _Index:
-    for put, value in zip(_INDEX_SLOTS, fields, strict=True):
-        put(index, value)
-    return index
+#: The paths whose entries the index keeps.
+_TRACKED: Final = ("static", "lanes")
+
+#: Distinct first key values the ``static`` path keeps apart; beyond, the general index.
+MAX_STATIC_CLASSES: Final = 64
+
+#: The class of every NaN first key value (NaN objects differ in identity).
+_NAN_CLASS: Final = "nan"
+
+
+def _class_of(value: float) -> Any:
+    """The class of a first key value: the value (``-0.0`` as ``0.0``), one for NaN."""
+    return value + 0.0 if value == value else _NAN_CLASS  # noqa: PLR0124 - the NaN test
+
+
+def _class_rank(value: Any) -> tuple[int, float]:
+    return (1, 0.0) if value is _NAN_CLASS else (0, value)
+
+
+_INDEX_SHAPE: Final = shape_of(_Index)
+
+
+def _build_index(  # noqa: PLR0917 - the index's fields, positionally: the hot path's constructor
+    policy: QueuePolicy,
+    ranked: OrderedMap[tuple[Any, ...], WaitingEntry],
+    lanes: Map[Any, Line[WaitingEntry]],
+    in_time_order: bool,
+    class_order: tuple[Any, ...],
+    by_class: bool,
+    tracks: bool,
+) -> _Index:
+    made: Any = _INDEX_SHAPE()
+    made.policy = policy
+    made.ranked = ranked
+    made.lanes = lanes
+    made.in_time_order = in_time_order
+    made.class_order = class_order
+    made.by_class = by_class
+    made.tracks = tracks
+    made.__class__ = _Index
+    built: _Index = made
+    return built
+
+
+_index_record: Final = record_builder(_Index, _build_index)
 
 
 @dataclass(frozen=True, slots=True, init=False, eq=False)
@@ -409,20 +599,28 @@ class WaitingQueue:
     (True, 0)
     """
 
-    _order: OrderedMap[int, WaitingEntry]
+    _order: Line[WaitingEntry]
     _by_identity: Map[RequestId, WaitingEntry]
     _front: int
     _back: int
     _index: _Index | None
 
     def __init__(self) -> None:
-        _made_queue(self, OrderedMap(), Map(), -1, 0, None)
+        _set_order(self, _EMPTY_LINE)
+        _set_identities(self, _NO_IDENTITIES)
+        _set_front(self, -1)
+        _set_back(self, 0)
+        _set_index(self, None)
 
     def __len__(self) -> int:
-        return len(self._order)
+        size: int = self._order[7]  # the line's size, without its own __len__ call
+        return size
+
+    def __bool__(self) -> bool:
+        return self._order[7] > 0  # type: ignore[no-any-return]
 
     def __iter__(self) -> Iterator[WaitingEntry]:
-        return self._order.values()
+        return iter(self._order)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, WaitingQueue):
@@ -438,7 +636,7 @@ class WaitingQueue:
     @property
     def entries(self) -> tuple[WaitingEntry, ...]:
         """Every entry in queue order (a snapshot; O(n))."""
-        return tuple(self._order.values())
+        return tuple(self._order)
 
     def index_of(self, identity: RequestId) -> Maybe[int]:
         """Where the request ``identity`` waits, if it does.
@@ -449,11 +647,11 @@ class WaitingQueue:
         entry = self._get(identity)
         if entry is None:
             return Nothing
-        return Some(self._order.rank(entry.ticket))
+        return Some(self._order.rank(entry))
 
     def _position_of(self, entry: WaitingEntry) -> int:
         """The position of ``entry``, which must wait in this queue."""
-        return self._order.rank(entry.ticket)
+        return self._order.rank(entry)
 
     def _get(self, identity: RequestId) -> WaitingEntry | None:
         # Only a request id can be waiting, and only one is looked up: a colliding
@@ -461,17 +659,19 @@ class WaitingQueue:
         # and int ids always pass, without the call).
         if type(identity) is not str and type(identity) is not int and not is_request_id(identity):
             return None
-        return self._by_identity.get(identity)
+        entry = self._by_identity.get(identity)
+        if entry is None or not self._order.holds(entry):  # left, and not yet swept
+            return None
+        return entry
 
     def _bound(self, policy: QueuePolicy) -> WaitingQueue:
         """This queue with its index built for ``policy`` (itself when it already is)."""
         index = self._index
         if index is not None and _same_policy(index.policy, policy):
             return self
-        rebuilt = _made_queue(
-            object.__new__(WaitingQueue),
-            OrderedMap(),
-            Map(),
+        rebuilt = _queue_of(
+            _EMPTY_LINE,
+            _NO_IDENTITIES,
             self._front,
             self._back,
             _Index(policy),
@@ -485,9 +685,7 @@ class WaitingQueue:
         policy: QueuePolicy, entries: Iterator[WaitingEntry] | list[WaitingEntry]
     ) -> WaitingQueue:
         """A queue of exactly these entries in this order (for tests of wrong kernels)."""
-        queue = _made_queue(
-            object.__new__(WaitingQueue), OrderedMap(), Map(), -1, 0, _Index(policy)
-        )
+        queue = _queue_of(_EMPTY_LINE, _NO_IDENTITIES, -1, 0, _Index(policy))
         for ticket, entry in enumerate(entries):
             laid = _laid_out(policy, entry)
             queue = queue._with(
@@ -504,8 +702,7 @@ class WaitingQueue:
                 ),
                 keep_counters=True,
             )
-        return _made_queue(
-            object.__new__(WaitingQueue),
+        return _queue_of(
             queue._order,
             queue._by_identity,
             -1,
@@ -525,32 +722,148 @@ class WaitingQueue:
         else:
             if not keep_counters:
                 back = entry.ticket + 1
-            last = None
-            if index.policy.plan.path == "lanes" and self._order:
-                last = self._order.last()[1]
-            index = index.added(entry, None if last is None or last.resumed else last)
-        return _made_queue(
-            object.__new__(WaitingQueue),
-            self._order.insert(entry.ticket, entry),
+            if index.tracks:
+                last = None
+                if index.policy.plan.path == "lanes" and self._order:
+                    last = self._order.last()
+                index = index.added(entry, None if last is None or last.resumed else last)
+        order = self._order
+        return _queue_of(
+            order.joined_front(entry)
+            if entry.resumed and not keep_counters
+            else order.joined_back(entry),  # a rebuild adds every entry in ticket order
             self._by_identity.set(entry.identity, entry),
             front,
             back,
             index,
         )
 
-    def _without(self, entry: WaitingEntry) -> WaitingQueue:
-        """Without ``entry``, which waits in this queue."""
+    def without(self, entry: WaitingEntry) -> WaitingQueue:
+        """This queue without ``entry``: an entry of this very queue (from its
+        iteration, :meth:`entry_of` or a selection on it). O(1) at the front,
+        O(log n) elsewhere; the others keep their order.
+
+        An entry that does not wait here (another object, even an equal one) is a
+        ``KeyError`` and one that is not a :class:`WaitingEntry` a ``TypeError``.
+
+        >>> from policy.waiting.policies import fifo
+        >>> queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
+        >>> len(queue.without(queue.entry_of("a")))
+        0
+        """
+        if type(entry) is not WaitingEntry:
+            raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
+        return self._without(entry)
+
+    def entry_of(self, identity: RequestId) -> WaitingEntry | None:
+        """The waiting entry of the request ``identity``, or None (O(1) expected).
+
+        >>> WaitingQueue().entry_of("a") is None
+        True
+        """
+        return self._get(identity)
+
+    def _with_all(self, entries: list[WaitingEntry]) -> WaitingQueue:
+        """With ``entries`` (new, not resumed, tickets from the next back one up) last."""
         index = self._index
-        if index is not None and not entry.resumed:
-            index = index.dropped(entry)
-        return _made_queue(
-            object.__new__(WaitingQueue),
-            self._order.remove(entry.ticket),
-            self._by_identity.delete(entry.identity),
+        assert index is not None
+        if index.tracks:
+            order = self._order
+            last = order.last() if order else None
+            for entry in entries:
+                index = index.added(entry, None if last is None or last.resumed else last)
+                last = entry
+        return _queue_of(
+            self._order.joined_back_all(entries),
+            self._by_identity.update((entry.identity, entry) for entry in entries),
             self._front,
-            self._back,
+            entries[-1].ticket + 1,
             index,
         )
+
+    def _without(self, entry: WaitingEntry) -> WaitingQueue:
+        """Without ``entry``, which must wait in this queue (a ``KeyError`` otherwise,
+        before anything is changed)."""
+        order = self._order.without(entry)
+        index = self._index
+        if index is not None and not entry.resumed and index.tracks:
+            index = index.dropped(entry)
+        identities = self._by_identity  # the entry stays in it until a sweep
+        size: int = order[7]  # len(order), without a Python-level __len__ call
+        if not size:
+            identities = _NO_IDENTITIES
+        elif len(identities) > 2 * size + _SWEEP_SLACK:
+            identities = Map((waiting.identity, waiting) for waiting in order)
+        return _queue_of(order, identities, self._front, self._back, index)
+
+    def _entry_for(  # noqa: PLR0917 - a request's parts, as append takes them, and its ticket
+        self,
+        policy: QueuePolicy,
+        identity: RequestId,
+        attributes: Mapping[str, AttributeValue],
+        serial: int,
+        now: float,
+        resumed: bool,
+        ever_fits: Callable[[WaitingEntry], bool] | None,
+        ticket: int,
+    ) -> WaitingEntry | QueueError:
+        """The entry of a request joining this queue with ``ticket``, or why the
+        request is refused (append, requeue and extend).
+
+        Every argument's type is checked here, first (a ``Result`` never raises)."""
+        rules: object = policy  # typed, yet any object may come (a Result never raises)
+        if type(rules) is not QueuePolicy and not isinstance(rules, QueuePolicy):
+            return QueueError(
+                identity,
+                "the policy must be a QueuePolicy (from make_policy or load_policy),"
+                f" not {shown(rules)}",
+            )
+        kind = type(identity)
+        if kind is not str and kind is not int and not is_request_id(identity):
+            return QueueError(identity, _NOT_AN_IDENTITY)
+        if self._get(identity) is not None:
+            return QueueError(identity, "is already waiting")
+        given: object = attributes
+        if type(given) is not dict and not isinstance(given, Mapping):
+            return QueueError(identity, f"attributes must map names to values, not {shown(given)}")
+        found: Mapping[Any, object] = attributes
+        for name, value in found.items():
+            # once per attribute: the cheapest test first
+            if type(name) is not str and not isinstance(name, str):
+                return QueueError(identity, f"an attribute name must be text, not {shown(name)}")
+            if not isinstance(value, int | float):  # is_number, inline: once per attribute
+                return QueueError(
+                    identity, f"attribute {shown(name)} must be a number or a boolean"
+                )
+        if type(serial) is not int and not is_number(serial):
+            return QueueError(identity, f"serial must be a number, not {shown(serial)}")
+        if type(now) is not float and not is_number(now):
+            return QueueError(identity, f"now must be a number, not {shown(now)}")
+        test: object = ever_fits
+        if test is not None and not callable(test):
+            return QueueError(
+                identity, f"ever_fits must be a function or None, not {shown(ever_fits)}"
+            )
+        order = policy.plan.attribute_order  # the attributes the keys read
+        if order and not all(name in attributes for name in order):
+            missing = sorted(policy.attributes_read - attributes.keys())
+            return QueueError(
+                identity,
+                f"lacks attribute {missing[0]!r}, which the queue policy's keys read",
+            )
+        names, values, extras = _layout(policy, attributes)
+        at = now if type(now) is float else as_float(now)
+        keys = None
+        if policy.timing == "enqueue" and not policy.is_fifo:
+            keys = policy.plan.keys(values, serial, at, 0.0, NO_BUDGETS)
+        entry = _entry(identity, names, values, extras, serial, at, resumed, keys, ticket)
+        if ever_fits is not None and not ever_fits(entry):
+            return QueueError(
+                identity,
+                "could never fit, even in an empty pool; refused so that it cannot"
+                " block the queue for ever",
+            )
+        return entry
 
     def _admit_entry(
         self,
@@ -563,75 +876,17 @@ class WaitingQueue:
         resumed: bool,
         ever_fits: Callable[[WaitingEntry], bool] | None,
     ) -> Result[WaitingQueue, QueueError]:
-        """This queue with the new entry, or why the request is refused (both ways in).
-
-        Every argument's type is checked here, first (a ``Result`` never raises)."""
-        rules: object = policy  # typed, yet any object may come (a Result never raises)
-        if type(rules) is not QueuePolicy and not isinstance(rules, QueuePolicy):
-            return Failure(
-                QueueError(
-                    identity,
-                    "the policy must be a QueuePolicy (from make_policy or load_policy),"
-                    f" not {shown(rules)}",
-                )
-            )
-        if not is_request_id(identity):  # an empty map answers `in` without hashing
-            return Failure(QueueError(identity, _NOT_AN_IDENTITY))
-        if identity in self._by_identity:
-            return Failure(QueueError(identity, "is already waiting"))
-        given: object = attributes
-        if not isinstance(given, Mapping):
-            return Failure(
-                QueueError(identity, f"attributes must map names to values, not {shown(given)}")
-            )
-        found: Mapping[Any, object] = attributes
-        for name, value in found.items():
-            # once per attribute: the cheapest test first
-            if type(name) is not str and not isinstance(name, str):
-                return Failure(
-                    QueueError(identity, f"an attribute name must be text, not {shown(name)}")
-                )
-            if not isinstance(value, int | float):  # is_number, inline: once per attribute
-                return Failure(
-                    QueueError(identity, f"attribute {shown(name)} must be a number or a boolean")
-                )
-        if not is_number(serial):
-            return Failure(QueueError(identity, f"serial must be a number, not {shown(serial)}"))
-        if not is_number(now):
-            return Failure(QueueError(identity, f"now must be a number, not {shown(now)}"))
-        test: object = ever_fits
-        if test is not None and not callable(test):
-            return Failure(
-                QueueError(
-                    identity, f"ever_fits must be a function or None, not {shown(ever_fits)}"
-                )
-            )
-        order = policy.plan.attribute_order  # the attributes the keys read
-        if not all(name in attributes for name in order):
-            missing = sorted(policy.attributes_read - attributes.keys())
-            return Failure(
-                QueueError(
-                    identity,
-                    f"lacks attribute {missing[0]!r}, which the queue policy's keys read",
-                )
-            )
-        queue = self._bound(policy)
-        names, values, extras = _layout(policy, attributes)
-        at = as_float(now)
-        keys = None
-        if policy.timing == "enqueue" and not policy.is_fifo:
-            keys = policy.plan.keys(values, serial, at, 0.0, _NO_BUDGETS)
-        ticket = queue._front if resumed else queue._back
-        entry = _entry(identity, names, values, extras, serial, at, resumed, keys, ticket)
-        if ever_fits is not None and not ever_fits(entry):
-            return Failure(
-                QueueError(
-                    identity,
-                    "could never fit, even in an empty pool; refused so that it cannot"
-                    " block the queue for ever",
-                )
-            )
-        return Success(queue._with(entry))
+        """This queue with the new entry, or why the request is refused (both ways in)."""
+        ticket = self._front if resumed else self._back
+        made = self._entry_for(
+            policy, identity, attributes, serial, now, resumed, ever_fits, ticket
+        )
+        if type(made) is QueueError:
+            return Failure(made)
+        assert type(made) is WaitingEntry
+        index = self._index
+        queue = self if index is not None and index.policy is policy else self._bound(policy)
+        return _succeeded(queue._with(made))
 
     def append(
         self,
@@ -673,6 +928,54 @@ class WaitingQueue:
             policy, identity, attributes, serial, now, resumed=False, ever_fits=ever_fits
         )
 
+    def extend(
+        self,
+        policy: QueuePolicy,
+        requests: Iterable[tuple[RequestId, Mapping[str, AttributeValue], int, float]],
+        *,
+        ever_fits: Callable[[WaitingEntry], bool] | None = None,
+    ) -> Result[WaitingQueue, QueueError]:
+        """This queue with every request of ``requests``, each an ``(identity,
+        attributes, serial, now)``, appended in order: the queue that one
+        :meth:`append` per request gives, built in one pass (one vector extension
+        and one identity-map update). All or nothing: the first request refused,
+        for any reason :meth:`append` refuses one (or an identity twice in the
+        batch, or an item that is not such a tuple), is the result.
+
+        >>> from policy.waiting.policies import fifo
+        >>> queue = WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0), ("b", {}, 1, 0.5)])
+        >>> [entry.identity for entry in queue.unwrap()]
+        ['a', 'b']
+        >>> str(WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0), ("a", {}, 1, 0.0)]).failure())
+        "request 'a': is already waiting"
+        """
+        given: object = requests
+        if not isinstance(given, Iterable):
+            return Failure(QueueError(cast(RequestId, given), _NOT_REQUESTS))
+        entries: list[WaitingEntry] = []
+        batch: set[RequestId] = set()
+        ticket = self._back
+        for request in requests:
+            if type(request) is not tuple or len(request) != len(_REQUEST_PARTS):
+                return Failure(QueueError(cast(RequestId, request), _NOT_A_REQUEST))
+            identity, attributes, serial, now = request
+            made = self._entry_for(
+                policy, identity, attributes, serial, now, False, ever_fits, ticket
+            )
+            if type(made) is QueueError:
+                return Failure(made)
+            assert type(made) is WaitingEntry
+            if identity in batch:
+                return Failure(QueueError(identity, "is already waiting"))
+            batch.add(identity)
+            entries.append(made)
+            ticket += 1
+        if not entries:
+            return _succeeded(self)
+        index = self._index
+        queue = self if index is not None and index.policy is policy else self._bound(policy)
+        return _succeeded(queue._with_all(entries))
+
     def requeue_preempted(
         self,
         policy: QueuePolicy,
@@ -705,7 +1008,7 @@ class WaitingQueue:
         """
         if type(index) is not int and (isinstance(index, bool) or not isinstance(index, int)):
             raise TypeError(f"index must be an int, not {type(index).__name__}")
-        return self._without(self._order.at(index)[1])
+        return self._without(self._order.at(index))
 
     def remove(self, identity: RequestId) -> Result[WaitingQueue, QueueError]:
         """This queue without the request ``identity`` (admitted or cancelled).
@@ -719,7 +1022,7 @@ class WaitingQueue:
             if not is_request_id(identity):
                 return Failure(QueueError(identity, _NOT_AN_IDENTITY))
             return Failure(QueueError(identity, "is not waiting"))
-        return Success(self._without(entry))
+        return _succeeded(self._without(entry))
 
     def _selected(
         self, policy: QueuePolicy, now: float, budget_left: Mapping[str, float]
@@ -727,7 +1030,7 @@ class WaitingQueue:
         """The fast selection: the entry and its key values; None when the queue is
         not indexed for ``policy`` (the caller then uses the plain definition).
         The queue must not be empty."""
-        front: WaitingEntry = self._order.first()[1]
+        front: WaitingEntry = self._order.first()
         if front.resumed or not policy.keys:
             return front, ()
         index = self._index
@@ -736,20 +1039,20 @@ class WaitingQueue:
         plan = policy.plan
         path = plan.path
         if path == "static":
-            best: WaitingEntry = index.ranked.first()[1]
+            best = index.static_first()
             return best, _static_keys(policy, best)
         if path == "lanes" and index.in_time_order:
             keys_of = plan.keys
             chosen: tuple[Any, ...] | None = None
             for members in index.lanes.values():
-                head: WaitingEntry = members.first()[1]
+                head: WaitingEntry = members.first()
                 keys = keys_of(head.values, head.serial, now, now - head.enqueued_at, budget_left)
                 rank = (*sort_key(keys), head.ticket)
                 if chosen is None or rank < chosen[0]:
                     chosen = (rank, head, keys)
             assert chosen is not None
             return chosen[1], chosen[2]
-        rows = list(self._order.values())
+        rows = list(self._order)
         at, keys = plan.scan(rows, now, budget_left)
         return rows[at], keys
 
@@ -765,7 +1068,7 @@ class WaitingQueue:
         ``plain_keys`` gives an entry's keys by the plain definition, for a queue
         not indexed for ``policy``."""
         resumed = 0
-        for entry in self._order.values():  # the resumed prefix, without keys
+        for entry in self._order:  # the resumed prefix, without keys
             if not (entry.resumed or not policy.keys):
                 break
             resumed += 1
@@ -775,18 +1078,18 @@ class WaitingQueue:
         plan = policy.plan
         index = self._index
         if index is None or not _same_policy(index.policy, policy):
-            rest = [entry for entry in self._order.values() if not entry.resumed]
+            rest = [entry for entry in self._order if not entry.resumed]
             keyed = [(plain_keys(entry), entry) for entry in rest]
             keyed.sort(key=lambda pair: sort_key(pair[0]))  # stable: ties in queue order
             for keys, entry in keyed:
                 yield entry, keys
         elif plan.path == "static":  # already in order: O(log n) each
-            for entry in index.ranked.values():
+            for entry in index.static_entries():
                 yield entry, _static_keys(policy, entry)
         elif plan.path == "lanes" and index.in_time_order:
             yield from _merged_lanes(plan.keys, index, now, budget_left)
         else:
-            rows = [entry for entry in self._order.values() if not entry.resumed]
+            rows = [entry for entry in self._order if not entry.resumed]
             ranked = plan.sort_keys(rows, now, budget_left)
             heapq.heapify(ranked)
             keys_of = plan.keys
@@ -809,7 +1112,7 @@ def _merged_lanes(
     merge of the classes by that order is the dispatch order."""
     heap: list[tuple[Any, ...]] = []
     for number, members in enumerate(index.lanes.values()):
-        run = members.values()
+        run = iter(members)
         head: WaitingEntry = next(run)
         keys = keys_of(head.values, head.serial, now, now - head.enqueued_at, budget_left)
         heap.append((sort_key(keys), head.ticket, number, keys, head, run))
@@ -851,19 +1154,47 @@ def _static_keys(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
         stored = entry.enqueue_keys
         if stored is not None:
             return stored
-        return keys_of(entry.values, entry.serial, entry.enqueued_at, 0.0, _NO_BUDGETS)
-    return keys_of(entry.values, entry.serial, math.nan, math.nan, _NO_BUDGETS)
+        return keys_of(entry.values, entry.serial, entry.enqueued_at, 0.0, NO_BUDGETS)
+    return keys_of(entry.values, entry.serial, math.nan, math.nan, NO_BUDGETS)
 
 
-_QUEUE_SLOTS: Final = slot_setters(
+_set_order, _set_identities, _set_front, _set_back, _set_index = slot_setters(
     WaitingQueue, ("_order", "_by_identity", "_front", "_back", "_index")
 )
 
 
-def _made_queue(queue: WaitingQueue, *fields: object) -> WaitingQueue:
-    for put, value in zip(_QUEUE_SLOTS, fields, strict=True):
-        put(queue, value)
-    return queue
+_QUEUE_SHAPE: Final = shape_of(WaitingQueue)
+
+
+def _succeeded(queue: WaitingQueue) -> Result[WaitingQueue, QueueError]:
+    """``Success(queue)``, built through its value slot (a third of the constructor)."""
+    if _SET_SUCCESS is None:  # pragma: no cover - a returns whose Success differs
+        return Success(queue)
+    made: Result[WaitingQueue, QueueError] = object.__new__(Success)
+    _SET_SUCCESS(made, queue)
+    return made
+
+
+def _build_queue(
+    _order: Line[WaitingEntry],
+    _by_identity: Map[RequestId, WaitingEntry],
+    _front: int,
+    _back: int,
+    _index: _Index | None,
+) -> WaitingQueue:
+    made: Any = _QUEUE_SHAPE()
+    made._order = _order
+    made._by_identity = _by_identity
+    made._front = _front
+    made._back = _back
+    made._index = _index
+    made.__class__ = WaitingQueue
+    built: WaitingQueue = made
+    return built
+
+
+#: A queue version of these fields (the hot paths' constructor).
+_queue_of: Final = record_builder(WaitingQueue, _build_queue)
 
 
 def _layout(
@@ -873,6 +1204,8 @@ def _layout(
     attributes the keys read, in the policy's order (the names tuple shared with
     the policy when there are no others), then any others as given."""
     order = policy.plan.attribute_order
+    if not order and not attributes:  # FIFO's usual request: nothing to lay out
+        return (), (), ()
     values = tuple(_stored(attributes[name]) for name in order)
     if len(attributes) == len(order):
         return order, values, ()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
+from typing import Any, Final, TypeAlias, cast
 
 from pyrsistent import pmap
 from pyrsistent.typing import PMap
@@ -28,18 +28,10 @@ from policy.waiting.expr import (
     is_name,
     walk,
 )
+from policy.waiting.modes import TIMINGS, VISIBILITIES, Path, Timing, Visibility
 from policy.waiting.numbers import as_float, finite_number, name_shown, shown
 from policy.waiting.parse import TOO_DEEP, parse_expression, too_deep, unparse
 from policy.waiting.plan import KeyPlan, make_plan
-
-if TYPE_CHECKING:
-    from policy.waiting.analysis import Path
-
-Timing: TypeAlias = Literal["selection", "enqueue"]
-Visibility: TypeAlias = Literal["visible", "hidden"]
-
-TIMINGS: Final[tuple[Timing, ...]] = ("selection", "enqueue")
-VISIBILITIES: Final[tuple[Visibility, ...]] = ("visible", "hidden")
 
 #: Most constants (``let``) a policy declares, and most attributes: each entry of a
 #: waiting queue stores one value per attribute, so memory is attributes x entries.

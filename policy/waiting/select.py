@@ -12,19 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TypeAlias
+from typing import Any, Final, TypeAlias
 
 from pyrsistent import pmap
 from returns.maybe import Maybe, Nothing, Some
 
-from policy.records import slot_setters
+from policy.records import record_builder, shape_of, slot_setters
 from policy.waiting.evaluate import evaluate, key_list_order, scope_of
 from policy.waiting.numbers import as_float, is_number, shown
-from policy.waiting.queue import _NO_BUDGETS, WaitingEntry, WaitingQueue, _keys_at_enqueue
+from policy.waiting.plan import NO_BUDGETS
+from policy.waiting.queue import WaitingEntry, WaitingQueue, keys_at_enqueue_unchecked
 from policy.waiting.queue_policy import QueuePolicy
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Moment:
     """The admission clock and the token budgets left, at one admission attempt.
 
@@ -41,16 +42,18 @@ class Moment:
     """
 
     now: float
-    budget_left: Mapping[str, float] = _NO_BUDGETS
+    budget_left: Mapping[str, float]
 
-    def __post_init__(self) -> None:
-        now = self.now
+    def __init__(self, now: float, budget_left: Mapping[str, float] = NO_BUDGETS) -> None:
+        # The slot setters, not the frozen __init__: a Moment is built per admission.
         if type(now) is not float:  # the hot path passes a float: nothing to convert
             if not is_number(now):
                 raise TypeError(f"now must be a number, not {shown(now)}")
-            _set_now(self, as_float(now))
-        budgets: object = self.budget_left
-        if budgets is _NO_BUDGETS:
+            now = as_float(now)
+        _set_now(self, now)
+        _set_budgets(self, budget_left)
+        budgets: object = budget_left
+        if budgets is NO_BUDGETS:
             return
         if not isinstance(budgets, Mapping):
             raise TypeError(f"budget_left must map stages to numbers, not {shown(budgets)}")
@@ -131,7 +134,7 @@ def _entry_keys(policy: QueuePolicy, entry: WaitingEntry, moment: Moment) -> tup
     """:func:`entry_keys` for arguments of the right types, not checked again."""
     if policy.timing == "enqueue":
         stored = entry.enqueue_keys
-        return stored if stored is not None else _keys_at_enqueue(policy, entry)
+        return stored if stored is not None else keys_at_enqueue_unchecked(policy, entry)
     scope = scope_of(
         entry.attributes,
         entry.serial,
@@ -182,6 +185,34 @@ def _select_reference(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) 
     return Some(Selection(entries[best_index], best_keys, queue))
 
 
+def select_entry(
+    queue: WaitingQueue, policy: QueuePolicy, moment: Moment
+) -> tuple[WaitingEntry, tuple[float, ...]] | None:
+    """:func:`select_waiting` without its records: the selected entry and its key
+    values as a pair, or None for an empty queue (for hosts that select on every
+    step: it builds nothing but the pair).
+
+    >>> from policy.waiting.policies import fifo
+    >>> queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
+    >>> entry, keys = select_entry(queue, fifo(), Moment(0.0))
+    >>> entry.identity, keys, select_entry(WaitingQueue(), fifo(), Moment(0.0))
+    ('a', (), None)
+    """
+    if (
+        type(queue) is not WaitingQueue
+        or type(policy) is not QueuePolicy
+        or type(moment) is not Moment
+    ):
+        _refuse_arguments(queue, policy, moment)
+    if not queue:
+        return None
+    chosen = queue._selected(policy, moment.now, moment.budget_left)
+    if chosen is None:  # the queue was built with another policy
+        selection = _select_reference(queue, policy, moment).unwrap()
+        return selection.entry, selection.keys
+    return chosen
+
+
 def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Maybe[Selection]:
     """The entry the next admission attempt tests, or Nothing for an empty queue.
 
@@ -210,7 +241,7 @@ def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> 
     chosen = queue._selected(policy, moment.now, moment.budget_left)
     if chosen is None:  # the queue was built with another policy
         return _select_reference(queue, policy, moment)
-    return Some(Selection(chosen[0], chosen[1], queue))
+    return Some(_selection(chosen[0], chosen[1], queue))
 
 
 def dispatch_order(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Iterator[Selection]:
@@ -246,7 +277,7 @@ def _dispatch_order(
 ) -> Iterator[Selection]:
     plain = partial(_plain_keys, policy, moment)
     for entry, keys in queue._dispatch(policy, moment.now, moment.budget_left, plain):
-        yield Selection(entry, keys, queue)
+        yield _selection(entry, keys, queue)
 
 
 def _plain_keys(policy: QueuePolicy, moment: Moment, entry: WaitingEntry) -> tuple[float, ...]:
@@ -321,17 +352,58 @@ def _attempt_admission(
     fits: Callable[[WaitingEntry], bool],
 ) -> AdmissionOutcome:
     """:func:`attempt_admission` for arguments of the right types, not checked again."""
-    if not len(queue):
+    if not queue:
         return QueueEmpty()
     chosen = queue._selected(policy, moment.now, moment.budget_left)
     selection = (
         _select_reference(queue, policy, moment).unwrap()
         if chosen is None
-        else Selection(chosen[0], chosen[1], queue)
+        else _selection(chosen[0], chosen[1], queue)
     )
     if not fits(selection.entry):
-        return Blocked(selection, queue)
-    return Admitted(selection, queue._without(selection.entry))
+        return _blocked(selection, queue)
+    return _admitted(selection, queue._without(selection.entry))
+
+
+_SELECTION: Final = shape_of(Selection)
+_ADMITTED: Final = shape_of(Admitted)
+_BLOCKED: Final = shape_of(Blocked)
+
+
+def _build_selection(
+    entry: WaitingEntry, keys: tuple[float, ...], queue: WaitingQueue
+) -> Selection:
+    made: Any = _SELECTION()
+    made.entry = entry
+    made.keys = keys
+    made.queue = queue
+    made.__class__ = Selection
+    built: Selection = made
+    return built
+
+
+def _build_admitted(selection: Selection, queue: WaitingQueue) -> Admitted:
+    made: Any = _ADMITTED()
+    made.selection = selection
+    made.queue = queue
+    made.__class__ = Admitted
+    built: Admitted = made
+    return built
+
+
+def _build_blocked(selection: Selection, queue: WaitingQueue) -> Blocked:
+    made: Any = _BLOCKED()
+    made.selection = selection
+    made.queue = queue
+    made.__class__ = Blocked
+    built: Blocked = made
+    return built
+
+
+# The hot paths' constructors (policy.records.record_builder: checked at import).
+_selection: Final = record_builder(Selection, _build_selection)
+_admitted: Final = record_builder(Admitted, _build_admitted)
+_blocked: Final = record_builder(Blocked, _build_blocked)
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,11 +462,11 @@ def admit_many(
     for selection in _dispatch_order(queue, policy, moment):
         if limit is not None and len(admitted) >= limit:
             return PassOutcome(tuple(admitted), queue, None)
-        here = Selection(selection.entry, selection.keys, queue)
+        here = _selection(selection.entry, selection.keys, queue)
         if not fits(here.entry):
-            return PassOutcome(tuple(admitted), queue, Blocked(here, queue))
+            return PassOutcome(tuple(admitted), queue, _blocked(here, queue))
         queue = queue._without(here.entry)
-        admitted.append(Admitted(here, queue))
+        admitted.append(_admitted(here, queue))
         if next_moment is not None:
             moment = _moved(moment, next_moment(here.entry, moment))
     if limit is not None and len(admitted) >= limit:

@@ -33,9 +33,9 @@ from policy.waiting.analysis import (
 )
 from policy.waiting.evaluate import Scope, evaluate, is_true, key_list_order
 from policy.waiting.expr import BudgetLeft, Expr, Unary, Var, walk
+from policy.waiting.modes import Timing
 from policy.waiting.parse import parse_expression, unparse
 from policy.waiting.policies import ASCEND_LANES_KEY
-from policy.waiting.queue_policy import Timing
 
 Analysis = Callable[[Sequence[Expr], Mapping[str, float]], LanePlan | None]
 
