@@ -43,14 +43,14 @@ MUTANTS = [
     Mutant(
         "lane order flipped",
         "policy/rotation/decisions.py",
-        "key=lambda i: (entries[i][0], -i)",
-        "key=lambda i: (-entries[i][0], -i)",
+        "if lane > best_lane:",
+        "if lane < best_lane:",
     ),
     Mutant(
         "most skipped: latest among equals",
         "policy/rotation/decisions.py",
-        "key=lambda i: (entries[i][1], -i)",
-        "key=lambda i: (entries[i][1], i)",
+        "if skipped > most_skipped:",
+        "if skipped >= most_skipped:",
     ),
     Mutant(
         "expiry with > instead of >=",
@@ -74,8 +74,8 @@ MUTANTS = [
     Mutant(
         "missing skip increment",
         "policy/rotation/backlog.py",
-        "_entry(entry.request, entry.lane, entry.kind, entry.skipped + 1, entry.cancelled)",
-        "entry",
+        "skipped = entry.skipped + 1",
+        "skipped = entry.skipped",
     ),
     Mutant(
         "skip count kept on re-entry",
@@ -89,8 +89,8 @@ MUTANTS = [
     Mutant(
         "admission slice 0 checked",
         "policy/rotation/protocol.py",
-        "checked = job.in_flight is not _ADMISSION_SLICE0",
-        "checked = True",
+        "if in_flight is not _ADMISSION_SLICE0 and _expired(",
+        "if _expired(",
     ),
     Mutant(
         "second direct admission in one tick",
@@ -107,14 +107,14 @@ MUTANTS = [
     Mutant(
         "cancelled no-op slice not counted",
         "policy/rotation/protocol.py",
-        "GrantEnd(job.request, job.slices_in_grant + 1, parked=False)",
-        "GrantEnd(job.request, job.slices_in_grant, parked=False)",
+        "(_grant_end(request, slices_in_grant + 1, False),)",
+        "(_grant_end(request, slices_in_grant, False),)",
     ),
     Mutant(
         "declined waiter aborted",
         "policy/rotation/protocol.py",
-        "ended.append(Ended(entry.request, Ending.ROUTED_CLASSIC))",
-        "ended.append(Ended(entry.request, Ending.ABORTED))",
+        "ended += (_ended(request, _ROUTED_CLASSIC),)",
+        "ended += (_ended(request, _ABORTED),)",
     ),
     Mutant(
         "budget read every round",
@@ -125,13 +125,17 @@ MUTANTS = [
     Mutant(
         "declined verdict applied to parked jobs",
         "policy/rotation/protocol.py",
-        "if waiter and entry.request in event.declined:",
-        "if entry.request in event.declined:",
+        "            kind, branch = _ROUND, _PARKED_PROMOTION\n",
+        "            kind, branch = _ROUND, _PARKED_PROMOTION\n"
+        "            if request in event.declined:\n"
+        "                branches += _DECLINED_WAITER\n"
+        "                ended += (_ended(request, _ROUTED_CLASSIC),)\n"
+        "                continue\n",
     ),
     # waiting selection: the fast paths (the plain definition is select_reference)
     Mutant(
         "ties go to the later entry (class heads)",
-        "policy/waiting/queue.py",
+        "policy/waiting/path_lanes.py",
         "rank = (*sort_key(keys), head.ticket)",
         "rank = (*sort_key(keys), -head.ticket)",
     ),
@@ -149,21 +153,21 @@ MUTANTS = [
     ),
     Mutant(
         "keys evaluated at selection under enqueue timing",
-        "policy/waiting/queue.py",
+        "policy/waiting/path_static.py",
         '    if policy.timing == "enqueue":\n        stored = entry.enqueue_keys',
         "    if False:\n        stored = entry.enqueue_keys",
     ),
     Mutant(
         "priority classes out of key order kept",
-        "policy/waiting/queue.py",
-        "elif sort_key(keys[1:]) < sort_key(_static_keys(policy, members.last())[1:]):",
+        "policy/waiting/path_static.py",
+        "elif sort_key(keys[1:]) < sort_key(static_keys(policy, members.last())[1:]):",
         "elif False:",
     ),
     Mutant(
         "class heads without the time-order guard",
-        "policy/waiting/queue.py",
-        'if path == "lanes" and index.in_time_order:',
-        'if path == "lanes":',
+        "policy/waiting/path_lanes.py",
+        "        if not self.in_time_order:\n            return None\n        keys_of",
+        "        keys_of",
     ),
     Mutant(
         "admission pass ignores the resumed prefix",

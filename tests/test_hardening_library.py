@@ -74,6 +74,11 @@ from policy.waiting.numbers import name_shown
 HUGE = 10**5000  # more digits than Python writes in decimal (4300)
 ODD = "a\nb\x1b[2J\ud800"  # a newline, an escape sequence and a lone surrogate
 
+#: "At once": the work these inputs would cause unbounded is exponential (hours);
+#: bounded, it takes well under a second here. The bound leaves room for a loaded
+#: 2-core machine (1.2 s was seen with a second job running), not for the blow-up.
+_AT_ONCE = 10.0
+
 
 def one_printable_line(text: str) -> bool:
     return text.isprintable()
@@ -573,7 +578,7 @@ def test_a_30_level_shared_chain_of_objects_is_refused_at_once() -> None:
     started = time.perf_counter()
     with pytest.raises(TreeTooLarge, match=f"more than {MAX_NODES} nodes"):
         _shared_chain(30)
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < _AT_ONCE
 
 
 def test_a_30_level_shared_json_chain_is_refused_with_its_path_at_once() -> None:
@@ -581,7 +586,7 @@ def test_a_30_level_shared_json_chain_is_refused_with_its_path_at_once() -> None
     error = expr_from_json(_shared_json_chain(30), "keys[0]").failure()
     document = {"attributes": {"a": "visible"}, "keys": [_shared_json_chain(30)]}
     loaded = load_policy(document).failure()
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < _AT_ONCE
     for refused in (error, loaded):
         assert refused.path.startswith("keys[0].args[0]")
         assert f"more than {MAX_NODES} nodes" in refused.message
@@ -592,7 +597,7 @@ def test_many_uses_of_one_large_sub_tree_are_counted_without_building_them() -> 
     big = _shared_json_chain(13)
     started = time.perf_counter()
     error = expr_from_json({"op": "min", "args": [big] * 1000}).failure()
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < _AT_ONCE
     assert error.path == ""
     assert "more than" in error.message
     with pytest.raises(TreeTooLarge):
@@ -623,7 +628,7 @@ def test_key_text_beyond_the_limit_is_refused_where_it_becomes_too_large() -> No
 def _quick(call: Callable[[], object]) -> object:
     started = time.perf_counter()
     result = call()
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < _AT_ONCE
     return result
 
 

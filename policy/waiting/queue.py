@@ -19,19 +19,21 @@ the version they came from:
   leaves stays in the map until the map holds more than twice the waiting
   entries, when it is rebuilt from the line (amortised O(1)); a lookup
   counts an entry as waiting only if the line holds that very object;
-- ``_index``: what the policy's selection path needs (see
-  :mod:`policy.waiting.plan`), for the policy the queue was last used with:
-  under ``static`` keys an index ordered by (key values, ticket); under
-  ``lanes`` one ticket-ordered index per class. Resumed entries are in neither:
-  they are selected from the front, before any key.
+- ``_index``: what the policy's selection path needs, for the policy the queue
+  was last used with, behind one interface (:mod:`policy.waiting.paths`):
+  under ``static`` keys the entries per priority class in key order
+  (:mod:`policy.waiting.path_static`); under ``lanes`` one line per class
+  (:mod:`policy.waiting.path_lanes`); nothing under ``fifo`` and ``scan``,
+  which the queue selects itself (the front; the compiled scan). Resumed
+  entries are in no index: they are selected from the front, before any key.
 
 An operation with a different policy first rebuilds the index for it (O(n log
 n), once); selection with a policy the queue was not built with falls back to
 the plain definition (:func:`~policy.waiting.select.select_reference`).
 
-Entries store attributes compactly: a tuple of values whose names are shared
-with the policy (the attributes its keys read, in its order, then any others),
-read through :attr:`WaitingEntry.attributes`.
+Entries (:mod:`policy.waiting.entry`) store attributes compactly: a tuple of
+values whose names are shared with the policy (the attributes its keys read,
+in its order, then any others), read through :attr:`WaitingEntry.attributes`.
 """
 
 from __future__ import annotations
@@ -40,24 +42,41 @@ import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, cast
 
 from immutables import Map
 from returns.maybe import Maybe, Nothing, Some
 from returns.result import Failure, Result, Success
 
 from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
-from policy.records import record_builder, shape_of, slot_setters, value_setter, wrong_field
-from policy.text import printable, record_repr, represent
+from policy.records import record_builder, shape_of, slot_setters, value_setter
+from policy.text import printable, record_repr
 from policy.waiting.compiled import sort_key
-from policy.waiting.evaluate import evaluate, scope_of
+from policy.waiting.entry import (
+    AttributeValue,
+    AttributeView,
+    WaitingEntry,
+    attribute_layout,
+    entry_laid_out,
+    keys_at_enqueue,
+    keys_at_enqueue_unchecked,
+    new_entry,
+)
 from policy.waiting.line import Line
 from policy.waiting.numbers import as_float, is_number, shown
-from policy.waiting.ordered import OrderedMap
+from policy.waiting.paths import PathIndex, index_for
 from policy.waiting.plan import NO_BUDGETS
 from policy.waiting.queue_policy import QueuePolicy
 
-AttributeValue: TypeAlias = float | bool
+__all__ = [
+    "AttributeValue",
+    "AttributeView",
+    "QueueError",
+    "WaitingEntry",
+    "WaitingQueue",
+    "keys_at_enqueue",
+    "keys_at_enqueue_unchecked",
+]
 
 _EMPTY_LINE: Final[Line[Any]] = Line.empty()
 
@@ -65,276 +84,8 @@ _EMPTY_LINE: Final[Line[Any]] = Line.empty()
 _SET_SUCCESS: Final = value_setter(Success)
 
 _NO_IDENTITIES: Final[Map[Any, Any]] = Map()
-_NO_LANES: Final[Map[Any, Any]] = Map()
 #: The identity map is swept when it holds more than twice the waiting entries plus this.
 _SWEEP_SLACK: Final = 64
-
-#: The value of an attribute an entry lacks but a policy it was rebuilt for reads:
-#: NaN to compiled keys (as the plain definition reads a missing name), and not
-#: an attribute of the entry (its views skip this very object).
-_ABSENT: Final = float("nan")
-
-
-class AttributeView(Mapping[str, AttributeValue]):
-    """An entry's attributes as a read-only mapping (a view of its compact tuple).
-
-    ``names`` name ``values`` and then ``extras``, in that order.
-
-    >>> view = AttributeView(("prompt", "immediate"), (4.0,), (True,))
-    >>> view["immediate"], dict(view), view == {"immediate": True, "prompt": 4.0}
-    (True, {'prompt': 4.0, 'immediate': True}, True)
-    """
-
-    __slots__ = ("_extras", "_names", "_values")
-
-    def __init__(
-        self,
-        names: tuple[str, ...],
-        values: tuple[AttributeValue, ...],
-        extras: tuple[AttributeValue, ...] = (),
-    ) -> None:
-        self._names = names
-        self._values = values
-        self._extras = extras
-
-    def __getitem__(self, name: str) -> AttributeValue:
-        try:
-            at = self._names.index(name)
-        except ValueError:
-            raise KeyError(name) from None
-        values = self._values
-        value = values[at] if at < len(values) else self._extras[at - len(values)]
-        if value is _ABSENT:
-            raise KeyError(name)
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        given = (*self._values, *self._extras)
-        return (
-            name for name, value in zip(self._names, given, strict=True) if value is not _ABSENT
-        )
-
-    def __len__(self) -> int:
-        if any(value is _ABSENT for value in self._values):
-            return sum(1 for _ in self)
-        return len(self._names)
-
-    def __hash__(self) -> int:
-        return hash(frozenset(self.items()))
-
-    def __repr__(self) -> str:
-        return represent(dict(self))  # values of any size (an entry built by hand keeps ints)
-
-
-@dataclass(frozen=True, slots=True, init=False, eq=False)
-class WaitingEntry:
-    """One waiting request.
-
-    Built by :class:`WaitingQueue`, which stores attribute numbers and
-    ``enqueued_at`` as floats. ``enqueue_keys`` holds the key values computed
-    when the entry was queued under a policy with ``enqueue`` timing (None
-    otherwise). ``names``, ``values`` and ``extras`` are the attributes, stored
-    compactly (``values`` those the queue policy's keys read, in its order;
-    ``extras`` any others); read them as :attr:`attributes`. ``ticket`` orders
-    the entry in its queue (not part of equality).
-
-    The constructor checks each argument's type (a ``TypeError``): an identity
-    that is hashable and equal to itself (:func:`~policy.identity.is_request_id`),
-    attributes mapping names (``str``) to numbers or booleans, numbers for
-    ``serial`` and ``enqueued_at``, a bool ``resumed`` and None or a tuple of
-    numbers for ``enqueue_keys``. Values are kept as given.
-
-    >>> entry = WaitingEntry("a", {"prompt": 2.0}, 0, enqueued_at=1.0)
-    >>> entry.attributes["prompt"], entry == WaitingEntry("a", {"prompt": 2.0}, 0, 1.0)
-    (2.0, True)
-    """
-
-    identity: RequestId
-    names: tuple[str, ...]
-    values: tuple[AttributeValue, ...]
-    extras: tuple[AttributeValue, ...]
-    serial: int
-    enqueued_at: float
-    resumed: bool
-    enqueue_keys: tuple[float, ...] | None
-    ticket: int
-
-    def __init__(  # noqa: PLR0917 - the record's fields, as before the compact layout
-        self,
-        identity: RequestId,
-        attributes: Mapping[str, AttributeValue],
-        serial: int,
-        enqueued_at: float,
-        resumed: bool = False,
-        enqueue_keys: tuple[float, ...] | None = None,
-    ) -> None:
-        _check_entry(identity, attributes, serial, enqueued_at, resumed, enqueue_keys)
-        names = tuple(attributes)
-        _made_entry(
-            self,
-            identity,
-            names,
-            tuple(attributes[name] for name in names),
-            (),
-            serial,
-            enqueued_at,
-            resumed,
-            enqueue_keys,
-            0,
-        )
-
-    @property
-    def attributes(self) -> Mapping[str, AttributeValue]:
-        """The request's attributes, by name."""
-        return AttributeView(self.names, self.values, self.extras)
-
-    def _identity_key(self) -> tuple[object, ...]:
-        return (
-            self.identity,
-            dict(self.attributes),
-            self.serial,
-            self.enqueued_at,
-            self.resumed,
-            self.enqueue_keys,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, WaitingEntry):
-            return NotImplemented
-        return self._identity_key() == other._identity_key()
-
-    def __hash__(self) -> int:
-        return hash((self.identity, self.serial, self.enqueued_at, self.resumed))
-
-    def __repr__(self) -> str:
-        # represent: values of any size or text (repr(10**5000) raises)
-        return (
-            f"WaitingEntry(identity={represent(self.identity)}, attributes={self.attributes!r},"
-            f" serial={represent(self.serial)}, enqueued_at={represent(self.enqueued_at)},"
-            f" resumed={self.resumed!r}, enqueue_keys={represent(self.enqueue_keys)})"
-        )
-
-
-def _check_entry(  # noqa: PLR0917 - WaitingEntry's arguments
-    identity: object,
-    attributes: object,
-    serial: object,
-    enqueued_at: object,
-    resumed: object,
-    enqueue_keys: object,
-) -> None:
-    """The argument types of ``WaitingEntry(...)`` built by hand (the queue's own
-    builder, ``_entry``, takes values it has checked)."""
-    if not is_request_id(identity):
-        raise wrong_field("WaitingEntry", "identity", REQUEST_ID_RULE, identity)
-    if not isinstance(attributes, Mapping):
-        raise wrong_field("WaitingEntry", "attributes", "a mapping", attributes)
-    for name, value in attributes.items():
-        if not isinstance(name, str):
-            raise wrong_field("WaitingEntry", "attributes", "keyed by names (str)", name)
-        if not is_number(value):
-            raise wrong_field("WaitingEntry", f"attributes[{name!r}]", "a number", value)
-    if not is_number(serial):
-        raise wrong_field("WaitingEntry", "serial", "a number", serial)
-    if not is_number(enqueued_at):
-        raise wrong_field("WaitingEntry", "enqueued_at", "a number", enqueued_at)
-    if resumed is not True and resumed is not False:
-        raise wrong_field("WaitingEntry", "resumed", "True or False", resumed)
-    if enqueue_keys is not None and not (
-        isinstance(enqueue_keys, tuple) and all(map(is_number, enqueue_keys))
-    ):
-        raise wrong_field(
-            "WaitingEntry", "enqueue_keys", "None or a tuple of numbers", enqueue_keys
-        )
-
-
-_ENTRY_SLOTS: Final = slot_setters(
-    WaitingEntry,
-    (
-        "identity",
-        "names",
-        "values",
-        "extras",
-        "serial",
-        "enqueued_at",
-        "resumed",
-        "enqueue_keys",
-        "ticket",
-    ),
-)
-
-
-(
-    _set_identity,
-    _set_names,
-    _set_values,
-    _set_extras,
-    _set_serial,
-    _set_enqueued_at,
-    _set_resumed,
-    _set_enqueue_keys,
-    _set_ticket,
-) = _ENTRY_SLOTS
-
-
-def _made_entry(  # noqa: PLR0917 - every field, positionally: the hot path's constructor
-    entry: WaitingEntry,
-    identity: RequestId,
-    names: tuple[str, ...],
-    values: tuple[AttributeValue, ...],
-    extras: tuple[AttributeValue, ...],
-    serial: int,
-    enqueued_at: float,
-    resumed: bool,
-    enqueue_keys: tuple[float, ...] | None,
-    ticket: int,
-) -> WaitingEntry:
-    # Slot setters (policy.records), each named: measured 2x faster than the frozen
-    # __init__, and a loop over them costs a third more again.
-    _set_identity(entry, identity)
-    _set_names(entry, names)
-    _set_values(entry, values)
-    _set_extras(entry, extras)
-    _set_serial(entry, serial)
-    _set_enqueued_at(entry, enqueued_at)
-    _set_resumed(entry, resumed)
-    _set_enqueue_keys(entry, enqueue_keys)
-    _set_ticket(entry, ticket)
-    return entry
-
-
-_ENTRY_SHAPE: Final = shape_of(WaitingEntry)
-
-
-def _build_entry(  # noqa: PLR0917 - every field, positionally: the hot path's constructor
-    identity: RequestId,
-    names: tuple[str, ...],
-    values: tuple[AttributeValue, ...],
-    extras: tuple[AttributeValue, ...],
-    serial: int,
-    enqueued_at: float,
-    resumed: bool,
-    enqueue_keys: tuple[float, ...] | None,
-    ticket: int,
-) -> WaitingEntry:
-    # plain stores into a shape, then a WaitingEntry (policy.records.record_builder)
-    made: Any = _ENTRY_SHAPE()
-    made.identity = identity
-    made.names = names
-    made.values = values
-    made.extras = extras
-    made.serial = serial
-    made.enqueued_at = enqueued_at
-    made.resumed = resumed
-    made.enqueue_keys = enqueue_keys
-    made.ticket = ticket
-    made.__class__ = WaitingEntry
-    built: WaitingEntry = made
-    return built
-
-
-#: The hot path's constructor of entries (fields checked by the caller).
-_entry: Final = record_builder(WaitingEntry, _build_entry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,231 +114,6 @@ _NOT_REQUESTS: Final = f"is not an iterable of requests, tuples ({', '.join(_REQ
 _NOT_AN_IDENTITY: Final = f"an identity must be {REQUEST_ID_RULE}"
 
 
-def keys_at_enqueue(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
-    """The key values of ``entry`` as computed when it was queued: ``waited`` = 0.
-
-    This is the plain definition (the tree evaluator); the queue computes the
-    same values with the policy's compiled keys.
-
-    >>> from policy.waiting.queue_policy import make_policy
-    >>> policy = make_policy(["now + prompt"], attributes=["prompt"], timing="enqueue").unwrap()
-    >>> keys_at_enqueue(policy, WaitingEntry(7, {"prompt": 2}, 0, enqueued_at=1.5))
-    (3.5,)
-    """
-    given: tuple[object, object] = (policy, entry)
-    if not isinstance(given[0], QueuePolicy):
-        raise TypeError(f"policy must be a QueuePolicy, not {type(given[0]).__name__}")
-    if not isinstance(given[1], WaitingEntry):
-        raise TypeError(f"entry must be a WaitingEntry, not {type(given[1]).__name__}")
-    return keys_at_enqueue_unchecked(policy, entry)
-
-
-def keys_at_enqueue_unchecked(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
-    """:func:`keys_at_enqueue` for arguments of the right types, not checked again."""
-    scope = scope_of(
-        entry.attributes,
-        entry.serial,
-        now=as_float(entry.enqueued_at),
-        waited=0.0,
-        budget_left=NO_BUDGETS,
-        constants=policy.constants,
-    )
-    return tuple(evaluate(key, scope) for key in policy.keys)
-
-
-def _finite(value: float) -> bool:
-    return value - value == 0.0  # false for ±inf and NaN
-
-
-@dataclass(frozen=True, slots=True, init=False)
-class _Index:
-    """The selection index of one policy (see the module's theory of operation)."""
-
-    policy: QueuePolicy
-    #: ``static``, when not ``by_class``: (sort key of the key values, ticket) ->
-    #: entry, non-resumed entries.
-    ranked: OrderedMap[tuple[Any, ...], WaitingEntry]
-    #: ``lanes``: class -> its entries in ticket order, non-resumed entries.
-    #: ``static`` ``by_class``: first key value -> its entries, in (key values,
-    #: ticket) order.
-    lanes: Map[Any, Line[WaitingEntry]]
-    #: ``lanes``: enqueue times of the non-resumed entries are finite and
-    #: non-decreasing in queue order, so each class's head is its oldest entry.
-    in_time_order: bool
-    #: ``static`` ``by_class``: the first key values present, in key order.
-    class_order: tuple[Any, ...]
-    #: ``static``: entries are kept per first key value (``lanes``, ``class_order``),
-    #: each class in key order; otherwise in ``ranked``.
-    by_class: bool
-    #: Whether the path keeps entries here (``static``, ``lanes``): else nothing to update.
-    tracks: bool
-
-    def __init__(self, policy: QueuePolicy) -> None:
-        for put, value in zip(
-            slot_setters(
-                _Index,
-                ("policy", "ranked", "lanes", "in_time_order", "class_order", "by_class", "tracks"),
-            ),
-            (policy, OrderedMap(), _NO_LANES, True, (), True, policy.plan.path in _TRACKED),
-            strict=True,
-        ):
-            put(self, value)
-
-    def ranked_key(self, entry: WaitingEntry) -> tuple[Any, ...]:
-        # nested, not flat: stored key lists may differ in length (another policy's)
-        return (sort_key(_static_keys(self.policy, entry)), entry.ticket)
-
-    def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> _Index:
-        """With ``entry`` (non-resumed, appended after ``back``, the last non-resumed one)."""
-        plan = self.policy.plan
-        path = plan.path
-        if path == "static":
-            return self._static_added(entry)
-        if path != "lanes":
-            return self
-        lane = plan.lane_of(entry.values, entry.serial)
-        lanes = self.lanes
-        members = lanes.get(lane)
-        at = entry.enqueued_at
-        ordered = _finite(at) and (
-            not lanes or (self.in_time_order and back is not None and at >= back.enqueued_at)
-        )
-        grown = (_EMPTY_LINE if members is None else members).joined_back(entry)
-        return _index_record(
-            self.policy, self.ranked, lanes.set(lane, grown), ordered, (), True, self.tracks
-        )
-
-    def _static_added(self, entry: WaitingEntry) -> _Index:
-        policy = self.policy
-        if not self.by_class:
-            ranked = self.ranked.insert(self.ranked_key(entry), entry)
-            return _index_record(policy, ranked, _NO_LANES, True, (), False, self.tracks)
-        keys = _static_keys(policy, entry)
-        if not keys:  # stored by a policy without keys: the general index
-            return self._ranked().added(entry, None)
-        first = _class_of(keys[0])
-        lanes, order = self.lanes, self.class_order
-        members = lanes.get(first)
-        if members is None:
-            if len(order) >= MAX_STATIC_CLASSES:
-                return self._ranked().added(entry, None)
-            members = _EMPTY_LINE
-            order = tuple(sorted((*order, first), key=_class_rank))
-        elif sort_key(keys[1:]) < sort_key(_static_keys(policy, members.last())[1:]):
-            # out of key order within its class: the general index from now on
-            return self._ranked().added(entry, None)
-        grown = members.joined_back(entry)
-        return _index_record(
-            policy, self.ranked, lanes.set(first, grown), True, order, True, self.tracks
-        )
-
-    def _ranked(self) -> _Index:
-        """This ``static`` index with its entries in the general ``ranked`` index."""
-        ranked = self.ranked
-        for members in self.lanes.values():
-            for member in members:
-                ranked = ranked.insert(self.ranked_key(member), member)
-        return _index_record(self.policy, ranked, _NO_LANES, True, (), False, self.tracks)
-
-    def dropped(self, entry: WaitingEntry) -> _Index:
-        """Without ``entry`` (non-resumed, in the index)."""
-        plan = self.policy.plan
-        path = plan.path
-        if path == "static":
-            if not self.by_class:
-                ranked = self.ranked.remove(self.ranked_key(entry))
-                # an emptied index keeps entries by class again
-                return _index_record(
-                    self.policy, ranked, _NO_LANES, True, (), not ranked, self.tracks
-                )
-            first = _class_of(_static_keys(self.policy, entry)[0])
-            members = self.lanes[first].without(entry)
-            if members:
-                return _index_record(
-                    self.policy,
-                    self.ranked,
-                    self.lanes.set(first, members),
-                    True,
-                    self.class_order,
-                    True,
-                    self.tracks,
-                )
-            order = tuple(value for value in self.class_order if value != first)
-            return _index_record(
-                self.policy, self.ranked, self.lanes.delete(first), True, order, True, self.tracks
-            )
-        if path != "lanes":
-            return self
-        lane = plan.lane_of(entry.values, entry.serial)
-        members = self.lanes[lane].without(entry)
-        lanes = self.lanes.set(lane, members) if members else self.lanes.delete(lane)
-        return _index_record(
-            self.policy, self.ranked, lanes, self.in_time_order or not lanes, (), True, self.tracks
-        )
-
-    def static_first(self) -> WaitingEntry:
-        """The first entry under the ``static`` path (the index must not be empty)."""
-        if self.by_class:
-            return self.lanes[self.class_order[0]].first()
-        first: WaitingEntry = self.ranked.first()[1]
-        return first
-
-    def static_entries(self) -> Iterator[WaitingEntry]:
-        """The entries under the ``static`` path, in (key values, ticket) order."""
-        if not self.by_class:
-            yield from self.ranked.values()
-            return
-        for value in self.class_order:  # a class's first key value dominates its order
-            yield from self.lanes[value]
-
-
-#: The paths whose entries the index keeps.
-_TRACKED: Final = ("static", "lanes")
-
-#: Distinct first key values the ``static`` path keeps apart; beyond, the general index.
-MAX_STATIC_CLASSES: Final = 64
-
-#: The class of every NaN first key value (NaN objects differ in identity).
-_NAN_CLASS: Final = "nan"
-
-
-def _class_of(value: float) -> Any:
-    """The class of a first key value: the value (``-0.0`` as ``0.0``), one for NaN."""
-    return value + 0.0 if value == value else _NAN_CLASS  # noqa: PLR0124 - the NaN test
-
-
-def _class_rank(value: Any) -> tuple[int, float]:
-    return (1, 0.0) if value is _NAN_CLASS else (0, value)
-
-
-_INDEX_SHAPE: Final = shape_of(_Index)
-
-
-def _build_index(  # noqa: PLR0917 - the index's fields, positionally: the hot path's constructor
-    policy: QueuePolicy,
-    ranked: OrderedMap[tuple[Any, ...], WaitingEntry],
-    lanes: Map[Any, Line[WaitingEntry]],
-    in_time_order: bool,
-    class_order: tuple[Any, ...],
-    by_class: bool,
-    tracks: bool,
-) -> _Index:
-    made: Any = _INDEX_SHAPE()
-    made.policy = policy
-    made.ranked = ranked
-    made.lanes = lanes
-    made.in_time_order = in_time_order
-    made.class_order = class_order
-    made.by_class = by_class
-    made.tracks = tracks
-    made.__class__ = _Index
-    built: _Index = made
-    return built
-
-
-_index_record: Final = record_builder(_Index, _build_index)
-
-
 @dataclass(frozen=True, slots=True, init=False, eq=False)
 class WaitingQueue:
     """Waiting entries in enqueue order (resumed entries first).
@@ -603,7 +129,7 @@ class WaitingQueue:
     _by_identity: Map[RequestId, WaitingEntry]
     _front: int
     _back: int
-    _index: _Index | None
+    _index: PathIndex | None
 
     def __init__(self) -> None:
         _set_order(self, _EMPTY_LINE)
@@ -674,10 +200,10 @@ class WaitingQueue:
             _NO_IDENTITIES,
             self._front,
             self._back,
-            _Index(policy),
+            index_for(policy),
         )
         for entry in self:  # tickets are kept; the layout follows the policy
-            rebuilt = rebuilt._with(_laid_out(policy, entry), keep_counters=True)
+            rebuilt = rebuilt._with(entry_laid_out(policy, entry), keep_counters=True)
         return rebuilt
 
     @staticmethod
@@ -685,11 +211,11 @@ class WaitingQueue:
         policy: QueuePolicy, entries: Iterator[WaitingEntry] | list[WaitingEntry]
     ) -> WaitingQueue:
         """A queue of exactly these entries in this order (for tests of wrong kernels)."""
-        queue = _queue_of(_EMPTY_LINE, _NO_IDENTITIES, -1, 0, _Index(policy))
+        queue = _queue_of(_EMPTY_LINE, _NO_IDENTITIES, -1, 0, index_for(policy))
         for ticket, entry in enumerate(entries):
-            laid = _laid_out(policy, entry)
+            laid = entry_laid_out(policy, entry)
             queue = queue._with(
-                _entry(
+                new_entry(
                     laid.identity,
                     laid.names,
                     laid.values,
@@ -851,12 +377,12 @@ class WaitingQueue:
                 identity,
                 f"lacks attribute {missing[0]!r}, which the queue policy's keys read",
             )
-        names, values, extras = _layout(policy, attributes)
+        names, values, extras = attribute_layout(policy, attributes)
         at = now if type(now) is float else as_float(now)
         keys = None
         if policy.timing == "enqueue" and not policy.is_fifo:
             keys = policy.plan.keys(values, serial, at, 0.0, NO_BUDGETS)
-        entry = _entry(identity, names, values, extras, serial, at, resumed, keys, ticket)
+        entry = new_entry(identity, names, values, extras, serial, at, resumed, keys, ticket)
         if ever_fits is not None and not ever_fits(entry):
             return QueueError(
                 identity,
@@ -1036,24 +562,11 @@ class WaitingQueue:
         index = self._index
         if index is None or not _same_policy(index.policy, policy):
             return None
-        plan = policy.plan
-        path = plan.path
-        if path == "static":
-            best = index.static_first()
-            return best, _static_keys(policy, best)
-        if path == "lanes" and index.in_time_order:
-            keys_of = plan.keys
-            chosen: tuple[Any, ...] | None = None
-            for members in index.lanes.values():
-                head: WaitingEntry = members.first()
-                keys = keys_of(head.values, head.serial, now, now - head.enqueued_at, budget_left)
-                rank = (*sort_key(keys), head.ticket)
-                if chosen is None or rank < chosen[0]:
-                    chosen = (rank, head, keys)
-            assert chosen is not None
-            return chosen[1], chosen[2]
+        chosen = index.selected(now, budget_left)
+        if chosen is not None:
+            return chosen
         rows = list(self._order)
-        at, keys = plan.scan(rows, now, budget_left)
+        at, keys = policy.plan.scan(rows, now, budget_left)
         return rows[at], keys
 
     def _dispatch(
@@ -1083,11 +596,10 @@ class WaitingQueue:
             keyed.sort(key=lambda pair: sort_key(pair[0]))  # stable: ties in queue order
             for keys, entry in keyed:
                 yield entry, keys
-        elif plan.path == "static":  # already in order: O(log n) each
-            for entry in index.static_entries():
-                yield entry, _static_keys(policy, entry)
-        elif plan.path == "lanes" and index.in_time_order:
-            yield from _merged_lanes(plan.keys, index, now, budget_left)
+            return
+        run = index.dispatched(now, budget_left)
+        if run is not None:  # the path's own order
+            yield from run
         else:
             rows = [entry for entry in self._order if not entry.resumed]
             ranked = plan.sort_keys(rows, now, budget_left)
@@ -1099,35 +611,6 @@ class WaitingQueue:
                     entry,
                     keys_of(entry.values, entry.serial, now, now - entry.enqueued_at, budget_left),
                 )
-
-
-def _merged_lanes(
-    keys_of: Callable[..., tuple[float, ...]],
-    index: _Index,
-    now: float,
-    budget_left: Mapping[str, float],
-) -> Iterator[tuple[WaitingEntry, tuple[float, ...]]]:
-    """The classes merged lazily: within a class, keys never get worse with age, so
-    each class in ticket order is already in (key values, ticket) order, and a
-    merge of the classes by that order is the dispatch order."""
-    heap: list[tuple[Any, ...]] = []
-    for number, members in enumerate(index.lanes.values()):
-        run = iter(members)
-        head: WaitingEntry = next(run)
-        keys = keys_of(head.values, head.serial, now, now - head.enqueued_at, budget_left)
-        heap.append((sort_key(keys), head.ticket, number, keys, head, run))
-    heapq.heapify(heap)  # (key values, ticket) is unique: the rest is never compared
-    while heap:
-        _, _, number, keys, entry, run = heap[0]
-        yield entry, keys
-        following: WaitingEntry | None = next(run, None)
-        if following is None:
-            heapq.heappop(heap)
-            continue
-        keys = keys_of(
-            following.values, following.serial, now, now - following.enqueued_at, budget_left
-        )
-        heapq.heapreplace(heap, (sort_key(keys), following.ticket, number, keys, following, run))
 
 
 def _same_policy(a: QueuePolicy, b: QueuePolicy) -> bool:
@@ -1142,20 +625,6 @@ def _same_policy(a: QueuePolicy, b: QueuePolicy) -> bool:
         math.copysign(1.0, a.constants[name]) == math.copysign(1.0, value)
         for name, value in b.constants.items()
     )
-
-
-def _static_keys(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
-    """The key values of ``entry`` under ``policy``'s ``static`` path, exactly as
-    :func:`~policy.waiting.select.entry_keys` gives them: under enqueue timing
-    the stored keys (or, missing, the keys at enqueue); otherwise keys that read
-    no moment, so any moment gives their values."""
-    keys_of = policy.plan.keys
-    if policy.timing == "enqueue":
-        stored = entry.enqueue_keys
-        if stored is not None:
-            return stored
-        return keys_of(entry.values, entry.serial, entry.enqueued_at, 0.0, NO_BUDGETS)
-    return keys_of(entry.values, entry.serial, math.nan, math.nan, NO_BUDGETS)
 
 
 _set_order, _set_identities, _set_front, _set_back, _set_index = slot_setters(
@@ -1180,7 +649,7 @@ def _build_queue(
     _by_identity: Map[RequestId, WaitingEntry],
     _front: int,
     _back: int,
-    _index: _Index | None,
+    _index: PathIndex | None,
 ) -> WaitingQueue:
     made: Any = _QUEUE_SHAPE()
     made._order = _order
@@ -1195,48 +664,3 @@ def _build_queue(
 
 #: A queue version of these fields (the hot paths' constructor).
 _queue_of: Final = record_builder(WaitingQueue, _build_queue)
-
-
-def _layout(
-    policy: QueuePolicy, attributes: Mapping[str, AttributeValue]
-) -> tuple[tuple[str, ...], tuple[AttributeValue, ...], tuple[AttributeValue, ...]]:
-    """Names, values and extras as the policy's compiled keys find them: the
-    attributes the keys read, in the policy's order (the names tuple shared with
-    the policy when there are no others), then any others as given."""
-    order = policy.plan.attribute_order
-    if not order and not attributes:  # FIFO's usual request: nothing to lay out
-        return (), (), ()
-    values = tuple(_stored(attributes[name]) for name in order)
-    if len(attributes) == len(order):
-        return order, values, ()
-    extra = tuple(name for name in attributes if name not in order)
-    return order + extra, values, tuple(_stored(attributes[name]) for name in extra)
-
-
-def _stored(value: AttributeValue) -> AttributeValue:
-    return value if isinstance(value, bool | float) else as_float(value)
-
-
-def _laid_out(policy: QueuePolicy, entry: WaitingEntry) -> WaitingEntry:
-    """``entry`` with its attributes laid out for ``policy``.
-
-    An entry queued under another policy may lack an attribute this one reads:
-    compiled keys read it as NaN (``_ABSENT``), as the plain definition reads a
-    missing name; the entry's attributes still do not have it.
-    """
-    order = policy.plan.attribute_order
-    if entry.names[: len(order)] == order and len(entry.values) == len(order):
-        return entry
-    given = dict(entry.attributes)
-    names, values, extras = _layout(policy, {**dict.fromkeys(order, _ABSENT), **given})
-    return _entry(
-        entry.identity,
-        names,
-        values,
-        extras,
-        entry.serial,
-        entry.enqueued_at,
-        entry.resumed,
-        entry.enqueue_keys,
-        entry.ticket,
-    )

@@ -24,12 +24,13 @@ from policy.waiting import (
     dispatch_order,
     entry_keys,
     make_policy,
+    path_static,
     select_reference,
     select_waiting,
     vllm_priority,
 )
-from policy.waiting import queue as queue_module
 from policy.waiting.evaluate import key_list_order
+from policy.waiting.path_static import StaticIndex
 
 _MOMENT = Moment(1.0e6)
 
@@ -74,7 +75,7 @@ def test_priority_classes_against_the_plain_definition(seed: int) -> None:
 
 
 def test_more_classes_than_kept_apart() -> None:
-    _run(99, [float(value) for value in range(queue_module.MAX_STATIC_CLASSES + 10)], 600)
+    _run(99, [float(value) for value in range(path_static.MAX_STATIC_CLASSES + 10)], 600)
 
 
 def test_in_order_classes_stay_by_class() -> None:
@@ -83,11 +84,11 @@ def test_in_order_classes_stay_by_class() -> None:
     for serial in range(50):
         attributes = {"priority": serial % 3, "arrival_time": float(serial)}
         queue = queue.append(policy, serial, attributes, serial=serial, now=0.0).unwrap()
-    assert queue._index is not None
+    assert isinstance(queue._index, StaticIndex)
     assert queue._index.by_class
     late = {"priority": 1, "arrival_time": 0.5}  # before its class's last entry
     queue = queue.append(policy, "late", late, serial=50, now=0.0).unwrap()
-    assert queue._index is not None
+    assert isinstance(queue._index, StaticIndex)
     assert not queue._index.by_class
     _check(queue, policy)
 
@@ -110,7 +111,7 @@ def test_a_class_line_out_of_key_order_is_caught(monkeypatch: pytest.MonkeyPatch
     def no_fallback(values: tuple[float, ...]) -> tuple[float | int, ...]:
         return () if len(values) == 1 else real(values)  # every rest key ties
 
-    monkeypatch.setattr(queue_module, "sort_key", no_fallback)
+    monkeypatch.setattr(path_static, "sort_key", no_fallback)
 
     def every_seed() -> None:
         for seed in range(8):

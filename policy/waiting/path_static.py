@@ -1,0 +1,199 @@
+"""The ``static`` selection path: key values fixed per entry, kept in key order.
+
+Under ``static`` keys (enqueue timing, or keys that read no ``waited``, ``now``
+or ``budget_left``) an entry's key values never change, so the queue keeps its
+non-resumed entries in (key values, ticket) order as they join, and selection
+is the first of them.
+
+Theory of operation. A list of key values is ordered by its first value first,
+so entries are kept per *class*, the first key value (a priority, usually a
+small integer): one :class:`~policy.waiting.line.Line` per class, in ticket
+order, the classes present in a sorted tuple. While every class's line is also
+in key order (each entry joins behind one whose later key values are not
+greater: requests arriving in time order under vLLM's ``(priority,
+arrival_time)``), the selection is the first entry of the smallest class, in
+O(1), and admission is O(1). When an entry would join its class out of key
+order, or a policy's first key takes more than :data:`MAX_STATIC_CLASSES`
+values, the index moves, once, to the general one: a persistent B+tree keyed
+by (key values, ticket) (:class:`~policy.waiting.ordered.OrderedMap`), O(log n)
+per operation. An index that empties keeps classes again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Final
+
+from immutables import Map
+
+from policy.records import record_builder, shape_of
+from policy.waiting.compiled import sort_key
+from policy.waiting.entry import WaitingEntry
+from policy.waiting.line import Line
+from policy.waiting.ordered import OrderedMap
+from policy.waiting.plan import NO_BUDGETS
+from policy.waiting.queue_policy import QueuePolicy
+
+__all__ = ["MAX_STATIC_CLASSES", "StaticIndex", "static_keys"]
+
+#: Distinct first key values kept apart; beyond, the general index.
+MAX_STATIC_CLASSES: Final = 64
+
+#: The class of every NaN first key value (NaN objects differ in identity).
+_NAN_CLASS: Final = "nan"
+
+_EMPTY_LINE: Final[Line[Any]] = Line.empty()
+_NO_CLASSES: Final[Map[Any, Any]] = Map()
+
+
+def static_keys(policy: QueuePolicy, entry: WaitingEntry) -> tuple[float, ...]:
+    """The key values of ``entry`` under ``policy``'s ``static`` path, exactly as
+    :func:`~policy.waiting.select.entry_keys` gives them: under enqueue timing
+    the stored keys (or, missing, the keys at enqueue); otherwise keys that read
+    no moment, so any moment gives their values."""
+    keys_of = policy.plan.keys
+    if policy.timing == "enqueue":
+        stored = entry.enqueue_keys
+        if stored is not None:
+            return stored
+        return keys_of(entry.values, entry.serial, entry.enqueued_at, 0.0, NO_BUDGETS)
+    return keys_of(entry.values, entry.serial, math.nan, math.nan, NO_BUDGETS)
+
+
+def _class_of(value: float) -> Any:
+    """The class of a first key value: the value (``-0.0`` as ``0.0``), one for NaN."""
+    return value + 0.0 if value == value else _NAN_CLASS  # noqa: PLR0124 - the NaN test
+
+
+def _class_rank(value: Any) -> tuple[int, float]:
+    return (1, 0.0) if value is _NAN_CLASS else (0, value)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class StaticIndex:
+    """The non-resumed entries of a queue under a ``static`` policy, in key order."""
+
+    #: The path keeps entries (the queue updates it on every join and leave).
+    tracks: ClassVar[bool] = True
+
+    policy: QueuePolicy
+    #: When not ``by_class``: (sort key of the key values, ticket) -> entry.
+    ranked: OrderedMap[tuple[Any, ...], WaitingEntry]
+    #: When ``by_class``: first key value -> its entries, in (key values, ticket) order.
+    classes: Map[Any, Line[WaitingEntry]]
+    #: When ``by_class``: the first key values present, in key order.
+    class_order: tuple[Any, ...]
+    #: Entries are kept per class (``classes``), else in ``ranked``.
+    by_class: bool
+
+    @staticmethod
+    def empty(policy: QueuePolicy) -> StaticIndex:
+        """The index of an empty queue under ``policy``."""
+        return _index(policy, OrderedMap(), _NO_CLASSES, (), True)
+
+    def _ranked_key(self, entry: WaitingEntry) -> tuple[Any, ...]:
+        # nested, not flat: stored key lists may differ in length (another policy's)
+        return (sort_key(static_keys(self.policy, entry)), entry.ticket)
+
+    def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> StaticIndex:  # noqa: ARG002 - PathIndex's parameters
+        """With ``entry``, which joins the queue behind every entry here (``back``,
+        the last non-resumed entry, is not needed on this path)."""
+        policy = self.policy
+        if not self.by_class:
+            ranked = self.ranked.insert(self._ranked_key(entry), entry)
+            return _index(policy, ranked, _NO_CLASSES, (), False)
+        keys = static_keys(policy, entry)
+        if not keys:  # stored by a policy without keys: the general index
+            return self._ranked().added(entry, None)
+        first = _class_of(keys[0])
+        classes, order = self.classes, self.class_order
+        members = classes.get(first)
+        if members is None:
+            if len(order) >= MAX_STATIC_CLASSES:
+                return self._ranked().added(entry, None)
+            members = _EMPTY_LINE
+            order = tuple(sorted((*order, first), key=_class_rank))
+        elif sort_key(keys[1:]) < sort_key(static_keys(policy, members.last())[1:]):
+            # out of key order within its class: the general index from now on
+            return self._ranked().added(entry, None)
+        return _index(
+            policy, self.ranked, classes.set(first, members.joined_back(entry)), order, True
+        )
+
+    def _ranked(self) -> StaticIndex:
+        """This index with its entries in the general ``ranked`` index."""
+        ranked = self.ranked
+        for members in self.classes.values():
+            for member in members:
+                ranked = ranked.insert(self._ranked_key(member), member)
+        return _index(self.policy, ranked, _NO_CLASSES, (), False)
+
+    def dropped(self, entry: WaitingEntry) -> StaticIndex:
+        """Without ``entry`` (non-resumed, in the index)."""
+        policy = self.policy
+        if not self.by_class:
+            ranked = self.ranked.remove(self._ranked_key(entry))
+            # an emptied index keeps entries by class again
+            return _index(policy, ranked, _NO_CLASSES, (), not ranked)
+        first = _class_of(static_keys(policy, entry)[0])
+        members = self.classes[first].without(entry)
+        if members:
+            classes = self.classes.set(first, members)
+            return _index(policy, self.ranked, classes, self.class_order, True)
+        order = tuple(value for value in self.class_order if value != first)
+        return _index(policy, self.ranked, self.classes.delete(first), order, True)
+
+    def selected(
+        self,
+        now: float,  # noqa: ARG002 - PathIndex's parameters
+        budget_left: Mapping[str, float],  # noqa: ARG002
+    ) -> tuple[WaitingEntry, tuple[float, ...]]:
+        """The first entry and its key values (the index must not be empty; the
+        moment is not read)."""
+        if self.by_class:
+            best = self.classes[self.class_order[0]].first()
+        else:
+            best = self.ranked.first()[1]
+        return best, static_keys(self.policy, best)
+
+    def dispatched(
+        self,
+        now: float,  # noqa: ARG002 - PathIndex's parameters
+        budget_left: Mapping[str, float],  # noqa: ARG002
+    ) -> Iterator[tuple[WaitingEntry, tuple[float, ...]]]:
+        """Every entry with its key values, in (key values, ticket) order, lazily,
+        O(1) each (the moment is not read)."""
+        policy = self.policy
+        if not self.by_class:
+            for entry in self.ranked.values():
+                yield entry, static_keys(policy, entry)
+            return
+        for value in self.class_order:  # a class's first key value dominates its order
+            for entry in self.classes[value]:
+                yield entry, static_keys(policy, entry)
+
+
+_SHAPE: Final = shape_of(StaticIndex)
+
+
+def _build(
+    policy: QueuePolicy,
+    ranked: OrderedMap[tuple[Any, ...], WaitingEntry],
+    classes: Map[Any, Line[WaitingEntry]],
+    class_order: tuple[Any, ...],
+    by_class: bool,
+) -> StaticIndex:
+    made: Any = _SHAPE()
+    made.policy = policy
+    made.ranked = ranked
+    made.classes = classes
+    made.class_order = class_order
+    made.by_class = by_class
+    made.__class__ = StaticIndex
+    built: StaticIndex = made
+    return built
+
+
+_index: Final = record_builder(StaticIndex, _build)

@@ -1,0 +1,84 @@
+"""The one interface of the selection paths, and which path a policy gets.
+
+Each path's index lives in a module of its own (``path_static``,
+``path_lanes``) behind :class:`PathIndex`; the ``fifo`` and ``scan`` paths keep
+nothing (:class:`Unindexed`): ``fifo`` selects the front and ``scan``
+evaluates every entry's keys with the policy's compiled scan, both in the
+queue itself. The queue (:mod:`policy.waiting.queue`) holds one index, built
+for the policy it was last used with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from policy.waiting.entry import WaitingEntry
+from policy.waiting.path_lanes import LaneIndex
+from policy.waiting.path_static import StaticIndex
+from policy.waiting.queue_policy import QueuePolicy
+
+__all__ = ["PathIndex", "Unindexed", "index_for"]
+
+Chosen = tuple[WaitingEntry, tuple[float, ...]]
+
+
+class PathIndex(Protocol):
+    """What the queue asks of a selection path's index (every method pure).
+
+    ``added`` and ``dropped`` see non-resumed entries only (resumed ones are
+    selected from the front, before any key); ``tracks`` says whether they need
+    calling at all. ``selected`` and ``dispatched`` answer for a non-empty
+    index, or None when the queue must scan its entries instead.
+    """
+
+    tracks: ClassVar[bool]
+
+    @property
+    def policy(self) -> QueuePolicy: ...
+
+    def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> PathIndex: ...
+
+    def dropped(self, entry: WaitingEntry) -> PathIndex: ...
+
+    def selected(self, now: float, budget_left: Mapping[str, float]) -> Chosen | None: ...
+
+    def dispatched(
+        self, now: float, budget_left: Mapping[str, float]
+    ) -> Iterator[Chosen] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Unindexed:
+    """The ``fifo`` and ``scan`` paths: nothing kept, the queue selects itself."""
+
+    tracks: ClassVar[bool] = False
+
+    policy: QueuePolicy
+
+    def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> Unindexed:  # noqa: ARG002 - PathIndex's parameters
+        """Itself: nothing is kept."""
+        return self
+
+    def dropped(self, entry: WaitingEntry) -> Unindexed:  # noqa: ARG002 - PathIndex's parameters
+        """Itself: nothing is kept."""
+        return self
+
+    def selected(self, now: float, budget_left: Mapping[str, float]) -> Chosen | None:  # noqa: ARG002 - PathIndex's parameters
+        """None: the queue scans (or takes its front)."""
+        return None
+
+    def dispatched(self, now: float, budget_left: Mapping[str, float]) -> Iterator[Chosen] | None:  # noqa: ARG002 - PathIndex's parameters
+        """None: the queue sorts its entries by their keys."""
+        return None
+
+
+def index_for(policy: QueuePolicy) -> PathIndex:
+    """The empty index of ``policy``'s selection path (``policy.path``)."""
+    path = policy.plan.path
+    if path == "static":
+        return StaticIndex.empty(policy)
+    if path == "lanes":
+        return LaneIndex.empty(policy)
+    return Unindexed(policy)
