@@ -11,11 +11,11 @@ harness. It holds:
 - ``_queue``: the current version of the kernel's
   :class:`~policy.waiting.WaitingQueue`; every operation replaces it with the
   version the kernel returns (O(log n) each, no copy);
-- ``_requests``: request id -> request object, a persistent
-  ``immutables.Map`` (the kernel stores ids and numbers, not objects); being
-  persistent, iteration reads the version it started with, and a batch
-  (``prepend_requests``, ``remove_requests``) is built aside and committed at
-  once;
+- the request objects: each entry carries its request
+  (:attr:`~policy.waiting.WaitingEntry.carried`), so no second map is kept;
+  the queue being persistent, iteration reads the version it started with,
+  and a batch (``prepend_requests``, ``remove_requests``) is built aside and
+  committed at once;
 - ``_pin``: the entry the last ``peek_request`` returned, with its key values.
   vLLM's scheduler peeks, checks that the request fits, then pops; with keys
   evaluated at selection the clock may have moved in between, so ``pop_request``
@@ -45,10 +45,8 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Final, Generic, TypeVar
 
-from immutables import Map
 from returns.result import Failure, Result
 
-from policy.identity import RequestId
 from policy.waiting import (
     Moment,
     PolicyError,
@@ -205,7 +203,6 @@ class WaitingRequestQueue(Generic[R]):
         "_policy",
         "_prepend_resumed",
         "_queue",
-        "_requests",
         "_run",
         "_run_value",
         "_serial",
@@ -259,7 +256,6 @@ class WaitingRequestQueue(Generic[R]):
         self._class_names: Mapping[float, str] = names
         self._run_value: float | None = None if run_class is None else float(run_class)
         self._queue = WaitingQueue()
-        self._requests: Map[RequestId, R] = Map()
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
         self._serial = 0
         self._admissions: dict[object, int] = {}
@@ -305,36 +301,33 @@ class WaitingRequestQueue(Generic[R]):
             self._attributes_of(request),
             serial=self._serial,
             now=self._clock(),
+            carried=request,
         )
         if type(made) is Failure:  # not isinstance: an ABC check on every request
             raise ValueError(str(made.failure()))
         self._serial += 1
         self._queue = made.unwrap()
-        self._requests = self._requests.set(identity, request)
 
     def _prepended(
-        self, queue: WaitingQueue, requests: Map[RequestId, R], serial: int, request: R, now: float
-    ) -> tuple[WaitingQueue, Map[RequestId, R], int]:
-        """``request`` prepended to a version being built: the new version, map and
+        self, queue: WaitingQueue, serial: int, request: R, now: float
+    ) -> tuple[WaitingQueue, int]:
+        """``request`` prepended to a version being built: the new version and the
         next serial, which the caller commits (nothing of ``self`` changes here)."""
         identity = self._identity(request)
         attributes = self._attributes_of(request)
-        made = (
-            queue.requeue_preempted(self._policy, identity, attributes, serial=serial, now=now)
-            if self._prepend_resumed
-            else queue.append(self._policy, identity, attributes, serial=serial, now=now)
-        )
+        join = queue.requeue_preempted if self._prepend_resumed else queue.append
+        made = join(self._policy, identity, attributes, serial=serial, now=now, carried=request)
         if type(made) is Failure:  # not isinstance: an ABC check on every request
             raise ValueError(str(made.failure()))
-        return made.unwrap(), requests.set(identity, request), serial + 1
+        return made.unwrap(), serial + 1
 
     def prepend_request(self, request: R) -> None:
         """Put ``request`` back: resumed, at the front, ahead of every key (or, with
         ``prepend_resumed=False``, by its keys like a new request). Refused as
         :meth:`add_request` refuses."""
         self._pin = None
-        self._queue, self._requests, self._serial = self._prepended(
-            self._queue, self._requests, self._serial, request, self._clock()
+        self._queue, self._serial = self._prepended(
+            self._queue, self._serial, request, self._clock()
         )
 
     def prepend_requests(self, requests: Iterable[R]) -> None:
@@ -344,11 +337,11 @@ class WaitingRequestQueue(Generic[R]):
         ``ValueError``), none is queued.
         """
         self._pin = None
-        queue, held, serial = self._queue, self._requests, self._serial
+        queue, serial = self._queue, self._serial
         now = self._clock()  # one moment for the batch
         for request in requests:
-            queue, held, serial = self._prepended(queue, held, serial, request, now)
-        self._queue, self._requests, self._serial = queue, held, serial
+            queue, serial = self._prepended(queue, serial, request, now)
+        self._queue, self._serial = queue, serial
 
     def _moment(self) -> Moment:
         """The moment of a selection now: the clock's, or, on the ``fifo`` and
@@ -372,9 +365,7 @@ class WaitingRequestQueue(Generic[R]):
             self._pin = None
         entry, keys = pinned
         self._queue = self._queue.without(entry)
-        identity = entry.identity
-        request = self._requests[identity]
-        self._requests = self._requests.delete(identity)
+        request: R = entry.carried  # type: ignore[assignment]  # what add_request gave
         self._count(entry, keys)
         return request
 
@@ -388,7 +379,8 @@ class WaitingRequestQueue(Generic[R]):
             if pinned is None:
                 raise IndexError("peek from an empty waiting queue")
             self._pin = pinned
-        return self._requests[pinned[0].identity]
+        request: R = pinned[0].carried  # type: ignore[assignment]  # what add_request gave
+        return request
 
     def remove_request(self, request: R) -> None:
         """Remove the waiting request with ``request``'s id; one that is not waiting
@@ -399,24 +391,18 @@ class WaitingRequestQueue(Generic[R]):
         if type(made) is Failure:  # not isinstance: an ABC check on every request
             raise ValueError(str(made.failure()))
         self._queue = made.unwrap()
-        self._requests = self._requests.delete(identity)
 
     def remove_requests(self, requests: Iterable[R]) -> None:
         """Remove every waiting request among ``requests``; the others are ignored
         (vLLM calls this on every finished request, waiting or not)."""
         self._pin = None
-        queue, held = self._queue, self._requests
+        queue = self._queue
         get = self._identity
         for request in requests:
-            identity = get(request)
-            try:
-                waiting = identity in held
-            except TypeError:  # an unhashable id cannot be waiting
-                continue
-            if waiting:
-                queue = queue.remove(identity).unwrap()
-                held = held.delete(identity)
-        self._queue, self._requests = queue, held
+            entry = queue.entry_of(get(request))  # None for an unhashable id too
+            if entry is not None:
+                queue = queue.without(entry)
+        self._queue = queue
 
     def __bool__(self) -> bool:
         return bool(self._queue)  # one call fewer than len(...) > 0: vLLM asks every admission
@@ -429,17 +415,17 @@ class WaitingRequestQueue(Generic[R]):
         this moment would take them), lazily, O(log n) each after the first on
         the ``fifo``, ``static`` and ``lanes`` paths. Iteration reads the queue
         as it was when it started, whatever happens to the queue meanwhile."""
-        held = self._requests
         order = dispatch_order(self._queue, self._policy, Moment(self._clock()))
-        return (held[selection.entry.identity] for selection in order)
+        return (selection.entry.carried for selection in order)  # type: ignore[misc]
 
     def __contains__(self, request: object) -> bool:
         """Whether a request with ``request``'s id is waiting (False for an object
         without one)."""
         try:
-            return self._identity(request) in self._requests
-        except (AttributeError, TypeError):  # no id, or an unhashable one: not waiting
+            identity = self._identity(request)
+        except AttributeError:  # no id: not waiting
             return False
+        return self._queue.entry_of(identity) is not None  # an unhashable id is not waiting
 
     # --- statistics ----------------------------------------------------------------
 

@@ -101,7 +101,10 @@ class WaitingEntry:
     otherwise). ``names``, ``values`` and ``extras`` are the attributes, stored
     compactly (``values`` those the queue policy's keys read, in its order;
     ``extras`` any others); read them as :attr:`attributes`. ``ticket`` orders
-    the entry in its queue (not part of equality).
+    the entry in its queue, and ``carried`` is the host's own object for the
+    request (its request object, say), given to ``append`` or
+    ``requeue_preempted`` and carried unchanged, never read (neither is part
+    of equality).
 
     The constructor checks each argument's type (a ``TypeError``): an identity
     that is hashable and equal to itself (:func:`~policy.identity.is_request_id`),
@@ -123,6 +126,7 @@ class WaitingEntry:
     resumed: bool
     enqueue_keys: tuple[float, ...] | None
     ticket: int
+    carried: object
 
     def __init__(  # noqa: PLR0917 - the record's fields, as before the compact layout
         self,
@@ -146,6 +150,7 @@ class WaitingEntry:
             resumed,
             enqueue_keys,
             0,
+            None,
         )
 
     @property
@@ -225,6 +230,7 @@ _ENTRY_SLOTS: Final = slot_setters(
         "resumed",
         "enqueue_keys",
         "ticket",
+        "carried",
     ),
 )
 
@@ -239,6 +245,7 @@ _ENTRY_SLOTS: Final = slot_setters(
     _set_resumed,
     _set_enqueue_keys,
     _set_ticket,
+    _set_carried,
 ) = _ENTRY_SLOTS
 
 
@@ -253,6 +260,7 @@ def _made_entry(  # noqa: PLR0917 - every field, positionally: the hot path's co
     resumed: bool,
     enqueue_keys: tuple[float, ...] | None,
     ticket: int,
+    carried: object,
 ) -> WaitingEntry:
     # Slot setters (policy.records), each named: measured 2x faster than the frozen
     # __init__, and a loop over them costs a third more again.
@@ -265,6 +273,7 @@ def _made_entry(  # noqa: PLR0917 - every field, positionally: the hot path's co
     _set_resumed(entry, resumed)
     _set_enqueue_keys(entry, enqueue_keys)
     _set_ticket(entry, ticket)
+    _set_carried(entry, carried)
     return entry
 
 
@@ -281,6 +290,7 @@ def _build_entry(  # noqa: PLR0917 - every field, positionally: the hot path's c
     resumed: bool,
     enqueue_keys: tuple[float, ...] | None,
     ticket: int,
+    carried: object,
 ) -> WaitingEntry:
     # plain stores into a shape, then a WaitingEntry (policy.records.record_builder)
     made: Any = _ENTRY_SHAPE()
@@ -293,6 +303,7 @@ def _build_entry(  # noqa: PLR0917 - every field, positionally: the hot path's c
     made.resumed = resumed
     made.enqueue_keys = enqueue_keys
     made.ticket = ticket
+    made.carried = carried
     made.__class__ = WaitingEntry
     built: WaitingEntry = made
     return built
@@ -377,4 +388,5 @@ def entry_laid_out(policy: QueuePolicy, entry: WaitingEntry) -> WaitingEntry:
         entry.resumed,
         entry.enqueue_keys,
         entry.ticket,
+        entry.carried,
     )

@@ -230,6 +230,11 @@ class Line(tuple[Any, ...], Generic[E]):
 
     def holds(self, entry: E) -> bool:
         """Whether ``entry`` (this very object) is in this line."""
+        if not self[7]:
+            return False
+        ticket = entry.ticket
+        if ticket < _ticket_of(self.first()) or ticket > _ticket_of(self.last()):
+            return False  # an entry that left at either end (an admission, usually)
         try:
             self._slot_of(entry)
         except KeyError:

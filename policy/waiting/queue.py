@@ -225,6 +225,7 @@ class WaitingQueue:
                     laid.resumed,
                     laid.enqueue_keys,
                     ticket,
+                    laid.carried,
                 ),
                 keep_counters=True,
             )
@@ -332,6 +333,7 @@ class WaitingQueue:
         resumed: bool,
         ever_fits: Callable[[WaitingEntry], bool] | None,
         ticket: int,
+        carried: object = None,
     ) -> WaitingEntry | QueueError:
         """The entry of a request joining this queue with ``ticket``, or why the
         request is refused (append, requeue and extend).
@@ -382,7 +384,9 @@ class WaitingQueue:
         keys = None
         if policy.timing == "enqueue" and not policy.is_fifo:
             keys = policy.plan.keys(values, serial, at, 0.0, NO_BUDGETS)
-        entry = new_entry(identity, names, values, extras, serial, at, resumed, keys, ticket)
+        entry = new_entry(
+            identity, names, values, extras, serial, at, resumed, keys, ticket, carried
+        )
         if ever_fits is not None and not ever_fits(entry):
             return QueueError(
                 identity,
@@ -401,11 +405,12 @@ class WaitingQueue:
         *,
         resumed: bool,
         ever_fits: Callable[[WaitingEntry], bool] | None,
+        carried: object,
     ) -> Result[WaitingQueue, QueueError]:
         """This queue with the new entry, or why the request is refused (both ways in)."""
         ticket = self._front if resumed else self._back
         made = self._entry_for(
-            policy, identity, attributes, serial, now, resumed, ever_fits, ticket
+            policy, identity, attributes, serial, now, resumed, ever_fits, ticket, carried
         )
         if type(made) is QueueError:
             return Failure(made)
@@ -423,6 +428,7 @@ class WaitingQueue:
         serial: int,
         now: float,
         ever_fits: Callable[[WaitingEntry], bool] | None = None,
+        carried: object = None,
     ) -> Result[WaitingQueue, QueueError]:
         """This queue with a new request at the back, queued at ``now``.
 
@@ -436,6 +442,10 @@ class WaitingQueue:
         is not a :class:`QueuePolicy` or an ``ever_fits`` that is not callable
         is refused too: like every function that returns a ``Result``, this
         never raises for a bad argument.
+
+        ``carried`` is kept in the entry as it is (:attr:`WaitingEntry.carried`,
+        never read): a host's request object, so that nothing else maps
+        identities to requests.
 
         Numbers are stored as :func:`~policy.waiting.numbers.as_float` reads them:
         attribute numbers and ``now`` become floats (an integer beyond the float
@@ -451,7 +461,14 @@ class WaitingQueue:
         "request 'b': could never fit, even in an empty pool; ..."
         """
         return self._admit_entry(
-            policy, identity, attributes, serial, now, resumed=False, ever_fits=ever_fits
+            policy,
+            identity,
+            attributes,
+            serial,
+            now,
+            resumed=False,
+            ever_fits=ever_fits,
+            carried=carried,
         )
 
     def extend(
@@ -511,6 +528,7 @@ class WaitingQueue:
         serial: int,
         now: float,
         ever_fits: Callable[[WaitingEntry], bool] | None = None,
+        carried: object = None,
     ) -> Result[WaitingQueue, QueueError]:
         """This queue with a preempted request at the front, resumed, queued afresh at ``now``.
 
@@ -523,7 +541,14 @@ class WaitingQueue:
         [('b', True, 2.0), ('a', False, 0.0)]
         """
         return self._admit_entry(
-            policy, identity, attributes, serial, now, resumed=True, ever_fits=ever_fits
+            policy,
+            identity,
+            attributes,
+            serial,
+            now,
+            resumed=True,
+            ever_fits=ever_fits,
+            carried=carried,
         )
 
     def without_index(self, index: int) -> WaitingQueue:

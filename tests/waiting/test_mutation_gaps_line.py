@@ -179,6 +179,33 @@ def _line_of_single_joins(line: Line[Item], items: list[Item]) -> Line[Item]:
     return line
 
 
+def test_leaving_at_the_front_takes_the_inline_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An admission at the front of a line without resumed entries never looks for
+    the entry's slot (the module docstring's common case), tombstones or not."""
+    items = [Item(ticket) for ticket in range(8)]
+    line: Line[Item] = Line.empty().joined_back_all(items).without(items[1]).without(items[2])
+    looked_up: list[object] = []
+    original = Line._slot_of
+
+    def counted(self: Line[Item], entry: Item) -> tuple[bool, int]:
+        looked_up.append(entry)
+        return original(self, entry)
+
+    monkeypatch.setattr(Line, "_slot_of", counted)
+    model = [items[0], *items[3:]]
+    while len(model) > 1:
+        line, model = line.without(model[0]), model[1:]
+        assert list(line) == model
+        _check_bookkeeping(line)
+    assert looked_up == []
+    # an entry that left at either end is not held, found so without a lookup
+    assert not any(line.holds(item) for item in items[:7])
+    assert not Line.empty().holds(items[0])
+    assert looked_up == []
+    assert line.without(model[0]) is Line.empty()  # the last one: the general path
+    assert looked_up == model
+
+
 def test_joining_many_where_nothing_is_overwritten_is_one_extension(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -223,6 +250,20 @@ def test_a_position_outside_the_line_is_named_in_the_index_error() -> None:
         with pytest.raises(IndexError) as raised:
             line.at(position)
         assert raised.value.args == (position,)
+
+
+def test_leaving_a_line_one_is_not_in_is_a_key_error_naming_its_ticket() -> None:
+    line: Line[Item] = Line.empty().joined_front(Item(-1)).joined_back_all([Item(0), Item(1)])
+    for stranger in (Item(0), Item(-1), Item(5)):  # equal tickets, other objects; or none
+        with pytest.raises(KeyError) as raised:
+            line.without(stranger)
+        assert raised.value.args == (stranger.ticket,)
+
+
+def test_the_last_of_an_empty_line_is_an_index_error_saying_so() -> None:
+    with pytest.raises(IndexError) as raised:
+        Line.empty().last()
+    assert raised.value.args == ("last of an empty line",)
 
 
 def test_lines_are_compared_and_hashed_by_identity() -> None:
