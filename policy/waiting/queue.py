@@ -250,9 +250,7 @@ class WaitingQueue:
             if not keep_counters:
                 back = entry.ticket + 1
             if index.tracks:
-                last = None
-                if index.policy.plan.path == "lanes" and self._order:
-                    last = self._order.last()
+                last = self._order.last() if self._order else None
                 index = index.added(entry, None if last is None or last.resumed else last)
         order = self._order
         return _queue_of(
