@@ -31,6 +31,7 @@ from immutables import Map
 from policy.records import record_builder, shape_of
 from policy.waiting.compiled import sort_key
 from policy.waiting.entry import WaitingEntry
+from policy.waiting.evaluate import order_key
 from policy.waiting.line import Line
 from policy.waiting.ordered import OrderedMap
 from policy.waiting.plan import NO_BUDGETS
@@ -68,7 +69,8 @@ def _class_of(value: float) -> Any:
 
 
 def _class_rank(value: Any) -> tuple[int, float]:
-    return (1, 0.0) if value is _NAN_CLASS else (0, value)
+    """The order of classes: the order of key values itself (one rule for both)."""
+    return order_key(math.nan if value is _NAN_CLASS else value)
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -254,9 +254,11 @@ class WaitingQueue:
                 index = index.added(entry, None if last is None or last.resumed else last)
         order = self._order
         return _queue_of(
+            # the ticket says the end: requeues count down from -1 (a rebuild adds
+            # every entry in ticket order, at the back)
             order.joined_front(entry)
-            if entry.resumed and not keep_counters
-            else order.joined_back(entry),  # a rebuild adds every entry in ticket order
+            if entry.ticket < 0 and not keep_counters
+            else order.joined_back(entry),
             self._by_identity.set(entry.identity, entry),
             front,
             back,

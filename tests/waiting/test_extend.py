@@ -17,20 +17,13 @@ from policy.waiting import (
     Moment,
     QueuePolicy,
     WaitingQueue,
-    ascend_fcfs_lanes,
     dispatch_order,
     fifo,
-    make_policy,
     select_waiting,
-    vllm_priority,
 )
+from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
 
-POLICIES = {
-    "fifo": fifo(),
-    "priority": vllm_priority(),
-    "lanes": ascend_fcfs_lanes(short_tokens=100, max_wait=2.0),
-    "scan": make_policy(["prompt / (1 + waited)"], attributes=["prompt"]).unwrap(),
-}
+POLICIES = ONE_POLICY_PER_PATH
 
 _MOMENT = Moment(50.0)
 

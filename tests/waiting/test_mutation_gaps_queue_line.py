@@ -20,20 +20,13 @@ from returns.result import Failure
 from policy.waiting import (
     QueuePolicy,
     WaitingQueue,
-    ascend_fcfs_lanes,
     fifo,
-    make_policy,
-    vllm_priority,
 )
 from policy.waiting.line import Line
 from policy.waiting.ordered import OrderedMap
+from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
 
-POLICIES = {
-    "fifo": fifo(),
-    "static": vllm_priority(),
-    "lanes": ascend_fcfs_lanes(short_tokens=100, max_wait=2.0),
-    "scan": make_policy(["prompt / (1 + waited)"], attributes=["prompt"]).unwrap(),
-}
+POLICIES = ONE_POLICY_PER_PATH
 
 
 def _shown(value: object) -> object:

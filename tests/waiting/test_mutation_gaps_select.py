@@ -23,7 +23,6 @@ from policy.waiting import (
     Selection,
     WaitingQueue,
     admit_many,
-    ascend_fcfs_lanes,
     attempt_admission,
     dispatch_order,
     fifo,
@@ -31,16 +30,11 @@ from policy.waiting import (
     select_entry,
     select_reference,
     select_waiting,
-    vllm_priority,
 )
 from policy.waiting.plan import NO_BUDGETS
+from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
 
-POLICIES = {
-    "fifo": fifo(),
-    "static": vllm_priority(),
-    "lanes": ascend_fcfs_lanes(short_tokens=100, max_wait=2.0),
-    "scan": make_policy(["prompt / (1 + waited)"], attributes=["prompt"]).unwrap(),
-}
+POLICIES = ONE_POLICY_PER_PATH
 
 
 def _queue(policy: QueuePolicy, seed: int, *, resumed_front: bool = False) -> WaitingQueue:
