@@ -236,12 +236,18 @@ def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> 
         or type(moment) is not Moment
     ):
         _refuse_arguments(queue, policy, moment)
-    if not len(queue):
+    if not queue:
         return Nothing
+    return Some(_selection_of(queue, policy, moment))
+
+
+def _selection_of(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Selection:
+    """The selection from a non-empty ``queue``: by the policy's path, or by the plain
+    definition when the queue was built with another policy."""
     chosen = queue._selected(policy, moment.now, moment.budget_left)
-    if chosen is None:  # the queue was built with another policy
-        return _select_reference(queue, policy, moment)
-    return Some(_selection(chosen[0], chosen[1], queue))
+    if chosen is None:
+        return _select_reference(queue, policy, moment).unwrap()
+    return _selection(chosen[0], chosen[1], queue)
 
 
 def dispatch_order(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Iterator[Selection]:
@@ -354,12 +360,7 @@ def _attempt_admission(
     """:func:`attempt_admission` for arguments of the right types, not checked again."""
     if not queue:
         return QueueEmpty()
-    chosen = queue._selected(policy, moment.now, moment.budget_left)
-    selection = (
-        _select_reference(queue, policy, moment).unwrap()
-        if chosen is None
-        else _selection(chosen[0], chosen[1], queue)
-    )
+    selection = _selection_of(queue, policy, moment)
     if not fits(selection.entry):
         return _blocked(selection, queue)
     return _admitted(selection, queue._without(selection.entry))
