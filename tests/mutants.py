@@ -70,6 +70,43 @@ MUTANTS = [
         "return not others_have_work or not yielded",
         "return True",
     ),
+    # rotation: the public wrappers alone (the protocol calls the bodies: only the
+    # public decisions check sees these)
+    Mutant(
+        "public expiry off by one",
+        "policy/rotation/decisions.py",
+        "return _expired(slices_in_grant, budget, backlog_pending)",
+        "return _expired(slices_in_grant - 1, budget, backlog_pending)",
+        not_replayable="scenarios reach the expiry only through the protocol's body",
+    ),
+    Mutant(
+        "public backlog cap ignores the budget",
+        "policy/rotation/decisions.py",
+        "return _admits(backlog_len, budget)",
+        "return _admits(backlog_len, 1)",
+        not_replayable="scenarios reach the backlog cap only through the protocol's body",
+    ),
+    Mutant(
+        "public alternation flags swapped",
+        "policy/rotation/decisions.py",
+        "return _takes_tick(yielded, others_have_work)",
+        "return _takes_tick(others_have_work, yielded)",
+        not_replayable="scenarios reach the alternation only through the protocol's body",
+    ),
+    Mutant(
+        "budget setting untrimmed",
+        "policy/rotation/decisions.py",
+        "_GRANT_ROUNDS_SYNTAX.fullmatch(trim(raw))",
+        "_GRANT_ROUNDS_SYNTAX.fullmatch(raw.strip())",
+        not_replayable="scenarios give budgets as numbers, not setting texts",
+    ),
+    Mutant(
+        "lane header untrimmed",
+        "policy/rotation/lanes.py",
+        "_LANES_BY_HEADER.get(trim(header).lower(), Lane.NORMAL)",
+        "_LANES_BY_HEADER.get(header.lower(), Lane.NORMAL)",
+        not_replayable="scenarios give lanes by name, not header texts",
+    ),
     # rotation: the backlog
     Mutant(
         "missing skip increment",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from oracle.checks.decisions import PUBLIC_DECISIONS
 from oracle.checks.expressions import EXPRESSIONS
 from oracle.checks.fast import COMPILED_KEYS, LANE_ANALYSIS, SELECTION_PATHS
 from oracle.checks.framework import Check, Counterexample, Level, Partial, merge
@@ -34,6 +35,7 @@ __all__ = ["CHECKS", "CheckResult", "Shard", "parse_shard", "run_checks", "verif
 
 #: Every check ``verify`` runs, in the order it reports them.
 CHECKS: tuple[Check, ...] = (
+    PUBLIC_DECISIONS,
     GRANT_ORDER,
     ROTATION_MODEL,
     ROTATION_PATHS,
