@@ -87,10 +87,10 @@ MUTANTS = [
         not_replayable="scenarios reach the backlog cap only through the protocol's body",
     ),
     Mutant(
-        "public alternation flags swapped",
+        "public alternation ignores idle classic work",
         "policy/rotation/decisions.py",
         "return _takes_tick(yielded, others_have_work)",
-        "return _takes_tick(others_have_work, yielded)",
+        "return _takes_tick(yielded, True)",
         not_replayable="scenarios reach the alternation only through the protocol's body",
     ),
     Mutant(

@@ -32,7 +32,7 @@ from oracle.conformance.bounds import (
     ProtocolBounds,
     SelectionBounds,
 )
-from oracle.conformance.decisions import normal_answer
+from oracle.conformance.decisions import key_value_json, normal_answer
 from oracle.conformance.wire import (
     JSON,
     backlog_json,
@@ -399,7 +399,7 @@ def selection_cases(bounds: SelectionBounds, counts: Counts, attempts: bool) -> 
                 answer = spec_selection.select(
                     spec_queue, policy, selection_check.NOW, case.budget_left
                 )
-                keys = [] if answer is None else [number_json(k) for k in answer[1]]
+                keys = [] if answer is None else [key_value_json(k) for k in answer[1]]
                 inputs = {**policy_inputs, "queue": listed, "moment": moment}
                 if not attempts:
                     yield Case(

@@ -6,10 +6,11 @@ answer (docs/conformance.md). :func:`normal_answer` reads an answer: it raises
 decision's form (a *malformed* answer), and otherwise returns it in a normal
 form in which two answers agree exactly when they are equal: only the fields
 the protocol defines, every float in one spelling (``1`` and ``1.0`` are one
-number, NaN equals NaN, ``-0.0`` differs from ``0.0``).
+number, NaN equals NaN, and ``-0.0`` equals ``0.0``: key values are compared as
+the key order compares them, docs/waiting.md, where the two tie).
 
->>> normal_answer("select_waiting", {"index": 0, "keys": [1.0, "NaN", -0.0], "note": "x"})
-{'index': 0, 'keys': [1, 'NaN', '-0.0']}
+>>> normal_answer("select_waiting", {"index": 0, "keys": [1.0, "NaN", "-0.0"], "note": "x"})
+{'index': 0, 'keys': [1, 'NaN', 0]}
 >>> normal_answer("backlog_admits", 1)
 Traceback (most recent call last):
 ...
@@ -36,6 +37,7 @@ __all__ = [
     "DECISIONS",
     "HELLO",
     "PROTOCOL_VERSION",
+    "key_value_json",
     "normal_answer",
 ]
 
@@ -71,9 +73,19 @@ def _tuple(value: JSON, what: str, size: int) -> list[JSON]:
     return items
 
 
+def key_value_json(value: float) -> float | int | str:
+    """A key value in its normal form: the protocol's float form, with -0.0 as 0
+    (the two zeros tie in the key order, so an answer may give either).
+
+    >>> key_value_json(-0.0), key_value_json(2.5), key_value_json(float("-inf"))
+    (0, 2.5, '-Infinity')
+    """
+    return number_json(value + 0.0)  # -0.0 + 0.0 is 0.0 (round to nearest)
+
+
 def _number(value: JSON, what: str) -> float | int | str:
     try:
-        return number_json(read_float(value))
+        return key_value_json(read_float(value))
     except WireError as error:
         raise WireError(f"{what}: {error}") from None
 

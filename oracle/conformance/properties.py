@@ -41,6 +41,7 @@ from oracle.checks.convert import spec_entry, spec_event, spec_policy, spec_queu
 from oracle.checks.observe import LANE_LABELS, events_scenario, spec_observation
 from oracle.conformance.cases import Case, admission_json, backlog_text
 from oracle.conformance.checks import judge, run_cases
+from oracle.conformance.decisions import key_value_json
 from oracle.conformance.implementations import (
     ApplyEvent,
     AttemptAdmission,
@@ -407,7 +408,7 @@ def _selection_example(example: object) -> list[Case]:
     entries = tuple(spec_queue_entry(entry) for entry in queue)
     budget = dict(moment.budget_left)
     answer = spec_selection.select(entries, reference, moment.now, budget)
-    keys = [] if answer is None else [number_json(key) for key in answer[1]]
+    keys = [] if answer is None else [key_value_json(key) for key in answer[1]]
     admitted = spec_selection.admit(
         entries, reference, moment.now, budget, lambda entry: entry.identity in fitting
     )

@@ -8,6 +8,7 @@ written or read wrong. The bounds are small; the command line runs the full ones
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 
 import pytest
 
@@ -27,6 +28,7 @@ from oracle.conformance import (
     check_selection,
     check_tick_protocol,
     from_callables,
+    from_handlers,
     kernel_implementation,
     run_conformance,
 )
@@ -43,6 +45,7 @@ from oracle.conformance.properties import (
     property_check_selection,
     property_check_tick_protocol,
 )
+from oracle.conformance.wire import JSON
 from policy import (
     apply_event,
     backlog_admits,
@@ -175,3 +178,26 @@ def test_reports_are_json() -> None:
     assert document["verdict"] == "PASS"
     assert document["cases"] == 9
     assert document["bounds"] == {"counts and budgets": "0..2"}
+
+
+def _zero_sign_flipped(inputs: Mapping[str, JSON]) -> JSON:
+    """The kernel's selection with the sign of every zero key turned over."""
+    answer = kernel_implementation().answer("select_waiting", inputs)
+    if not isinstance(answer, dict):  # an empty queue: null
+        return None
+    keys = answer["keys"]
+    assert isinstance(keys, list)
+    flipped: list[JSON] = ["-0.0" if key == 0 else 0 if key == "-0.0" else key for key in keys]
+    return {**answer, "keys": flipped}
+
+
+def test_the_two_zeros_are_one_key_value() -> None:
+    """docs/conformance.md and docs/waiting.md agree: -0.0 and 0.0 tie in the key order,
+    so an answer may give either (it was a disagreement before issue 19)."""
+    flipping = from_handlers({"select_waiting": _zero_sign_flipped})
+    report = check_selection(flipping, bounds=SelectionBounds(1, 1))
+    assert report.verdict == "PASS", report.text()
+    assert normal_answer("select_waiting", {"index": 0, "keys": ["-0.0", -0.0, 0]}) == {
+        "index": 0,
+        "keys": [0, 0, 0],
+    }
