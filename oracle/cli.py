@@ -60,7 +60,8 @@ from oracle.harness.verdicts import (
     rotation_result,
 )
 from oracle.simulate.run import Comparison, simulate
-from policy import RotationState
+from oracle.spec.protocol import PROFILES, SEED_RULES
+from policy import RotationState, RulesProfile
 from policy.text import cut, printable
 
 if TYPE_CHECKING:
@@ -149,6 +150,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="check the implementation that CMD starts instead of the kernel: JSON lines on"
         " its stdin and stdout (docs/conformance.md); exit 2 if it breaks the protocol",
+    )
+    verify.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=SEED_RULES,
+        help="with --against-command: the rules the tick protocol is checked by: the seed's"
+        " or mlxcel's tick accounting (docs/rotation.md, 'Rules profiles'; default seed)",
     )
     verify.add_argument(
         "--timeout",
@@ -264,7 +272,8 @@ def _render_rotation(run: RotationRun[RotationState], result: Verdict, out: Text
     )
     out.write(
         f"{format_value(scenario.name)} (rotation): budget {format_value(scenario.budget)}, "
-        f"skip cap {format_value(scenario.skip_cap)}, classic work {classic_text}\n"
+        f"skip cap {format_value(scenario.skip_cap)}, classic work {classic_text}"
+        f"{_rules_text(scenario.profile)}\n"
     )
     out.write(f"  grant log  {format_grant_log(run.grant_log)}\n")
     out.write(f"  {'request':<8} {'lane':<7} {'arrive':>6} {'slices':>6} {'grants':>6}  outcome\n")
@@ -278,11 +287,17 @@ def _render_rotation(run: RotationRun[RotationState], result: Verdict, out: Text
     _render_verdict(result, out)
 
 
+def _rules_text(profile: RulesProfile) -> str:
+    """The header's note of a rules profile other than the seed's."""
+    return "" if profile is RulesProfile.SEED else f", {profile.value} rules"
+
+
 def _render_events(run: EventsRun, result: Verdict, out: TextIO) -> None:
     scenario = run.scenario
     out.write(
         f"{format_value(scenario.name)} (rotation, events): "
-        f"skip cap {format_value(scenario.skip_cap)}, {len(scenario.events)} events\n"
+        f"skip cap {format_value(scenario.skip_cap)}, {len(scenario.events)} events"
+        f"{_rules_text(scenario.profile)}\n"
     )
     # Each row is at most EVENT_TEXT_WIDTH characters of event text (a tick may
     # decline thousands of requests): a longer text is cut, and the column never
@@ -574,6 +589,12 @@ def _draw(picture: _Picture, target: Path, source: str, err: TextIO) -> bool:
 
 
 def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if arguments.against_command is None and arguments.profile != SEED_RULES:
+        err.write(
+            "policy-kernel: --profile applies to --against-command (verify of the kernel"
+            " model-checks every rules profile)\n"
+        )
+        return EXIT_BAD_INPUT
     if arguments.against_command is not None:
         if arguments.jobs is not None or arguments.shard != "1/1":
             err.write("policy-kernel: --jobs and --shard do not apply to --against-command\n")
@@ -583,6 +604,7 @@ def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> 
             level=level_of(arguments.quick, arguments.deep),
             timeout=arguments.timeout,
             as_json=arguments.json,
+            profile=arguments.profile,
             out=out,
             err=err,
         )

@@ -142,6 +142,18 @@ MUTANTS = [
         "_expired(slices, job.budget, True)",
     ),
     Mutant(
+        "mlxcel direct admission sets yielded",
+        "policy/rotation/protocol.py",
+        "state.profile is _SEED,  # mlxcel's Prefill arm clears the flag after it",
+        "True,",
+    ),
+    Mutant(
+        "mlxcel empty promotion gives the tick away",
+        "policy/rotation/protocol.py",
+        "if state.profile is not _SEED:",
+        "if False:",
+    ),
+    Mutant(
         "cancelled no-op slice not counted",
         "policy/rotation/protocol.py",
         "(_grant_end(request, slices_in_grant + 1, False),)",

@@ -41,6 +41,7 @@ from policy import (
     ProtocolErrorKind,
     RotationState,
     RoundResult,
+    RulesProfile,
     SliceKind,
     Step,
     Tick,
@@ -210,7 +211,9 @@ def test_done_builds_success_of_a_step_as_the_constructors_do() -> None:
     assert built.map(lambda s: s.state).unwrap() is state
 
 
-states = st.builds(RotationState, st.none() | jobs, backlogs, flags, flags, counts)
+states = st.builds(
+    RotationState, st.none() | jobs, backlogs, flags, flags, counts, st.sampled_from(RulesProfile)
+)
 outcomes = st.builds(
     Outcome,
     st.lists(st.sampled_from(Branch), max_size=3).map(tuple),
@@ -224,7 +227,8 @@ outcomes = st.builds(
 def test_next_builds_success_of_a_step_of_a_new_state_as_the_constructors_do(
     build: Callable[..., Any], state: RotationState, outcome: Outcome
 ) -> None:
-    built = build(*fields_of(state), outcome)
+    active, backlog, yielded, acted, _, _ = fields_of(state)
+    built = build(active, backlog, yielded, acted, state, outcome)  # the rules from ``state``
     made = Success(Step(state, outcome))
     assert type(built) is Success
     assert built == made

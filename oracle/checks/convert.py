@@ -73,6 +73,7 @@ def spec_state(state: RotationState) -> spec.State:
         yielded=state.yielded,
         acted=state.acted,
         skip_cap=state.skip_cap,
+        profile=state.profile.value,
     )
 
 

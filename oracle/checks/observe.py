@@ -12,7 +12,7 @@ from oracle.checks.convert import spec_event
 from oracle.harness.rotation_events import events_document
 from oracle.spec import grant_order as spec_order
 from oracle.spec import protocol as spec
-from policy import Event, Lane
+from policy import Event, Lane, RulesProfile
 
 __all__ = ["LANE_LABELS", "entry_observation", "events_scenario", "spec_observation"]
 
@@ -60,14 +60,18 @@ def spec_observation(result: spec.Step | str) -> dict[str, object]:
 
 
 def events_scenario(
-    name: str, description: str, skip_cap: int, events: Sequence[Event]
+    name: str,
+    description: str,
+    skip_cap: int,
+    events: Sequence[Event],
+    profile: RulesProfile = RulesProfile.SEED,
 ) -> dict[str, object]:
     """An events-form rotation scenario expecting, at every step, the spec's answer."""
-    state = spec.initial_state(skip_cap)
+    state = spec.initial_state(skip_cap, profile.value)
     steps = []
     for event in events:
         result = spec.step(state, spec_event(event))
         steps.append(spec_observation(result))
         if not isinstance(result, str):
             state = result[0]
-    return events_document(name, description, skip_cap, events, steps)
+    return events_document(name, description, skip_cap, events, steps, profile)

@@ -56,6 +56,7 @@ from policy import (
     RequestId,
     RotationState,
     RoundResult,
+    RulesProfile,
     Step,
     Tick,
     apply_event,
@@ -191,7 +192,10 @@ def _spec_after(state: RotationState, before: RotationState, spec_before: spec.S
     if state.backlog is before.backlog:
         active = state.active
         job = spec_before.active if active is before.active else spec_state(state).active
-        return spec.State(job, spec_before.backlog, state.yielded, state.acted, state.skip_cap)
+        return spec.State(
+            job, spec_before.backlog, state.yielded, state.acted, state.skip_cap,
+            spec_before.profile,
+        )  # fmt: skip
     return spec_state(state)
 
 
@@ -213,15 +217,22 @@ def state_key(state: RotationState, actions: int) -> _Key:
     return (job, entries, state.yielded, state.acted, actions)
 
 
-def explore(skip_cap: int, largest_budget: int, max_depth: int | None = None) -> Partial:
-    """Explore every reachable state at ``skip_cap`` (or those within ``max_depth``
-    events of the initial state); compare kernel and spec on every transition (see
-    the module docstring for the event domain and the abstraction)."""
+def explore(
+    skip_cap: int,
+    largest_budget: int,
+    max_depth: int | None = None,
+    profile: RulesProfile = RulesProfile.SEED,
+) -> Partial:
+    """Explore every reachable state at ``skip_cap`` under the rules of ``profile``
+    (or those within ``max_depth`` events of the initial state); compare kernel and
+    spec on every transition (see the module docstring for the event domain and the
+    abstraction)."""
     budgets = range(largest_budget + 1)
     clamp = largest_budget + 1
     found = Partial()
     states = transitions = refused = deepest = 0
-    start = _Node(initial_state(skip_cap), 0, ())
+    start = _Node(initial_state(skip_cap, profile), 0, ())
+    unit = _unit_name(skip_cap, profile)
     start_key = state_key(start.state, 0)
     # parent pointers: state -> (parent, event in the parent's names, renaming after it)
     parents: dict[_Key, tuple[_Key, Event, dict[RequestId, str]] | None] = {start_key: None}
@@ -245,14 +256,15 @@ def explore(skip_cap: int, largest_budget: int, max_depth: int | None = None) ->
             except Exception as error:  # the kernel never raises: that is a finding too
                 reason = f"kernel raised {type(error).__name__}: {error}"
                 found.disagree(
-                    partial(_counterexample, parents, key, event, reason, skip_cap), depth + 1
+                    partial(_counterexample, parents, key, event, reason, skip_cap, profile),
+                    depth + 1,
                 )
                 continue
             if isinstance(kernel, Failure):
                 refused += 1
                 if spec_error(kernel.failure()) != expected:
                     found.disagree(
-                        partial(_counterexample, parents, key, event, _DISAGREE, skip_cap),
+                        partial(_counterexample, parents, key, event, _DISAGREE, skip_cap, profile),
                         depth + 1,
                     )
                 continue
@@ -263,7 +275,8 @@ def explore(skip_cap: int, largest_budget: int, max_depth: int | None = None) ->
             if got != expected or broken:
                 reason = "; ".join(broken) if got == expected else _DISAGREE
                 found.disagree(
-                    partial(_counterexample, parents, key, event, reason, skip_cap), depth + 1
+                    partial(_counterexample, parents, key, event, reason, skip_cap, profile),
+                    depth + 1,
                 )
             canonical, names = canonical_state(step.state, clamp)
             actions = (
@@ -281,12 +294,12 @@ def explore(skip_cap: int, largest_budget: int, max_depth: int | None = None) ->
                 )
                 for sentence in spec_invariants.invariant_violations(spec_state(canonical)):
                     found.disagree(
-                        partial(_counterexample, parents, key, event, sentence, skip_cap),
+                        partial(_counterexample, parents, key, event, sentence, skip_cap, profile),
                         depth + 1,
                     )
                 parents[successor_key] = (key, event, names)
                 frontier.append((_Node(canonical, actions, live), successor_key, depth + 1))
-    found.count(f"states (skip cap {skip_cap})", states)
+    found.count(f"states ({unit})", states)
     found.count("states", states)
     found.count("transitions", transitions)
     found.count("refused events", refused)
@@ -340,12 +353,18 @@ def stable_events(path: Sequence[tuple[Event, dict[RequestId, str]]], last: Even
     return events
 
 
-def _counterexample(
+def _unit_name(skip_cap: int, profile: RulesProfile) -> str:
+    rules = "" if profile is RulesProfile.SEED else f", {profile.value} rules"
+    return f"skip cap {skip_cap}{rules}"
+
+
+def _counterexample(  # noqa: PLR0917
     parents: Mapping[_Key, tuple[_Key, Event, dict[RequestId, str]] | None],
     key: _Key,
     event: Event,
     reason: str,
     skip_cap: int,
+    profile: RulesProfile,
 ) -> Counterexample:
     events = stable_events(path_to(parents, key), event)
     both = (
@@ -354,17 +373,18 @@ def _counterexample(
         else " (kernel and spec agree: the invariant breaks in both, so the file replays the"
         " run and passes)"
     )
+    unit = _unit_name(skip_cap, profile)
     scenario = events_scenario(
         f"counterexample-rotation-model-{len(events)}-events",
-        f"rotation model check, skip cap {skip_cap}: {reason} at event {len(events) - 1}{both}.",
+        f"rotation model check, {unit}: {reason} at event {len(events) - 1}{both}.",
         skip_cap,
         events,
+        profile,
     )
     return Counterexample(
         "rotation protocol",
         len(events),
-        f"rotation protocol: {reason} after {len(events)} events (skip cap {skip_cap}),"
-        f" last {event}{both}",
+        f"rotation protocol: {reason} after {len(events)} events ({unit}), last {event}{both}",
         scenario,
     )
 
@@ -374,6 +394,7 @@ def _bounds(level: Level) -> Mapping[str, str]:
     return {
         "states": "every reachable state" if depth is None else f"within {depth} events",
         "skip caps": ", ".join(map(str, caps)),
+        "rules profiles": ", ".join(profile.value for profile in RulesProfile),
         "budgets on every event": f"0..{largest} (and -1, refused)",
         "grant counter": f"clamped at {largest + 1} (decides like any larger count)",
         "events per state": "arrivals (lane x may_wait x budget, duplicate), ticks (budget x"
@@ -382,13 +403,14 @@ def _bounds(level: Level) -> Mapping[str, str]:
 
 
 def _units(level: Level) -> Sequence[object]:
-    return list(DOMAIN[level][0])
+    return [(cap, profile.value) for profile in RulesProfile for cap in DOMAIN[level][0]]
 
 
 def _run(level: Level, unit: object) -> Partial:
-    assert isinstance(unit, int)
+    assert isinstance(unit, tuple)
+    cap, profile = unit
     _, largest, depth = DOMAIN[level]
-    return explore(unit, largest, depth)
+    return explore(cap, largest, depth, RulesProfile(profile))
 
 
 def _paper_bounds(level: Level) -> Mapping[str, PaperBound]:

@@ -17,6 +17,12 @@ Domain (``n`` requests, ``L`` the level's largest slice count):
 - variants: none, or one request with one of: cancel while waiting, cancel
   after its first park, cancel at its arrival tick + 0, 1 or 2, declined at
   promotion, may not wait. The level says for which ``n`` the variants run.
+- both rules profiles (``RulesProfile``): the seed's and mlxcel's.
+
+With classic work on every tick, the longest run of ticks classic work waits
+through (ticks whose use is not classic) is measured per profile: the cost of
+mlxcel's tick accounting, whose direct admission runs its slice 0 and the next
+round back to back.
 """
 
 from __future__ import annotations
@@ -51,7 +57,10 @@ from policy import (
     Outcome,
     RequestId,
     RotationState,
+    RulesProfile,
     SliceKind,
+    Tick,
+    TickUse,
 )
 
 __all__ = ["ROTATION_PATHS", "SPEC_ENGINE", "scenario_document", "scenarios"]
@@ -71,8 +80,12 @@ def _spec_apply(state: spec.State, event: Event) -> Transition[spec.State] | str
 
 
 #: The executable spec as a rotation engine the harness's driver can play.
+def _spec_initial(skip_cap: int, profile: RulesProfile) -> spec.State:
+    return spec.initial_state(skip_cap, profile.value)
+
+
 SPEC_ENGINE: RotationEngine[spec.State] = RotationEngine(
-    spec.initial_state, _spec_apply, spec.live_requests
+    _spec_initial, _spec_apply, spec.live_requests
 )
 
 
@@ -122,8 +135,11 @@ def _request_lists(domain: _Domain, count: int) -> Iterator[tuple[RotationReques
             )
 
 
-def scenarios(level: Level, count: int, budget: int) -> Iterator[RotationScenario]:
-    """Every scenario of ``count`` requests at ``budget`` in the level's domain."""
+def scenarios(
+    level: Level, count: int, budget: int, profile: RulesProfile = RulesProfile.SEED
+) -> Iterator[RotationScenario]:
+    """Every scenario of ``count`` requests at ``budget`` in the level's domain, run
+    by the rules of ``profile``."""
     domain = _DOMAIN[level]
     for requests in _request_lists(domain, count):
         plain = [requests]
@@ -142,6 +158,7 @@ def scenarios(level: Level, count: int, budget: int) -> Iterator[RotationScenari
                 classic_work=classic,  # type: ignore[arg-type]
                 requests=listed,
                 expect=None,
+                profile=profile,
             )
 
 
@@ -160,6 +177,7 @@ def _bounds(level: Level) -> Mapping[str, str]:
         "variants": f"for up to {domain.variants_up_to} requests: cancel while waiting, after"
         " the first park, at arrival + 0/1/2 ticks; declined at promotion; may not wait",
         "skip cap": "2",
+        "rules profiles": ", ".join(profile.value for profile in RulesProfile),
     }
 
 
@@ -167,9 +185,10 @@ def _units(level: Level) -> Sequence[object]:
     domain = _DOMAIN[level]
     # The largest units first, so that workers finish together.
     return [
-        (count, budget)
+        (count, budget, profile.value)
         for count in range(domain.requests, 0, -1)
         for budget in domain.budgets_for(count)
+        for profile in RulesProfile
     ]
 
 
@@ -239,6 +258,10 @@ def _measure(run: RotationRun[RotationState], found: Partial) -> list[str]:
             found.observe("largest backlog", len(state.backlog))
             found.observe("most live sessions", len(state.backlog) + (state.active is not None))
     found.observe("most decisions passed over", _most_passed_over(run))
+    if scenario.classic_work == "always":
+        found.observe(
+            f"longest classic wait, ticks ({scenario.profile.value} rules)", _classic_wait(run)
+        )
     outcomes = run.outcomes
     for request in scenario.requests:
         if outcomes.get(request.id) is Ending.COMPLETED:
@@ -255,11 +278,23 @@ def _measure(run: RotationRun[RotationState], found: Partial) -> list[str]:
     return broken
 
 
+def _classic_wait(run: RotationRun[RotationState]) -> int:
+    """The most ticks in a row that did not go to classic work (run with classic work
+    on every tick)."""
+    longest = streak = 0
+    for record in run.ticks:
+        for event, step in record.steps:
+            if isinstance(event, Tick):
+                streak = 0 if step.outcome.use is TickUse.CLASSIC else streak + 1
+                longest = max(longest, streak)
+    return longest
+
+
 def _run(level: Level, unit: object) -> Partial:
     assert isinstance(unit, tuple)
-    count, budget = unit
+    count, budget, profile = unit
     found = Partial()
-    for scenario in scenarios(level, count, budget):
+    for scenario in scenarios(level, count, budget, RulesProfile(profile)):
         found.count("scenarios")
         expected = drive_rotation(scenario, SPEC_ENGINE)
         try:
@@ -316,6 +351,7 @@ def scenario_document(
         "budget": scenario.budget,
         "skip_cap": scenario.skip_cap,
         "classic_work": classic if isinstance(classic, str) else sorted(classic),
+        **({} if scenario.profile is RulesProfile.SEED else {"profile": scenario.profile.value}),
         "requests": requests,
         "expect": {
             "grants": [[request, slices] for request, slices in grants],
@@ -347,8 +383,8 @@ def _counterexample(
     return Counterexample(
         "rotation paths",
         len(scenario.requests) * 10 + sum(r.slices for r in scenario.requests),
-        f"rotation paths: {reason}: budget {scenario.budget}, classic {scenario.classic_work}:"
-        f" {shown}",
+        f"rotation paths: {reason}: budget {scenario.budget}, classic {scenario.classic_work},"
+        f" {scenario.profile.value} rules: {shown}",
         scenario_document(described, grants, outcomes),
     )
 
@@ -361,6 +397,21 @@ def _paper_bounds(level: Level) -> Mapping[str, PaperBound]:
             2 + 1, "SKIP_CAP + 1: at most one entry stands ahead with as many skips"
         ),
     }
+    # slice_takes_tick never governs a direct admission's tick, so with n requests
+    # each arriving to a free slot, n ticks in a row can miss classic work; under
+    # mlxcel's rules each such admission leaves yielded clear and its next round
+    # follows at once: 2 per request.
+    most = _DOMAIN[level].requests
+    bounds["longest classic wait, ticks (seed rules)"] = PaperBound(
+        most,
+        f"{most} requests: a direct admission per request (each takes its tick whatever"
+        " yielded says), every other speculative tick sets yielded",
+    )
+    bounds["longest classic wait, ticks (mlxcel rules)"] = PaperBound(
+        2 * most,
+        f"{most} requests: a direct admission leaves yielded clear, so its slice 0 and the"
+        " next round take two ticks in a row, per request",
+    )
     for budget in _DOMAIN[level].budgets:
         grant = max(budget, 2)
         for key, per_slice in (("no classic", 1), ("classic", 2)):

@@ -3,13 +3,12 @@
 A level's bounds are the oracle's own: ``policy-kernel verify`` and the kit read
 the same tables in :mod:`oracle.checks` (the grant order, the rotation model
 check and the selection check), so a foreign implementation is run on the very
-domain the kernel is verified on. The grant expiry and the backlog cap have no
-check of their own in ``verify`` (the model check reaches them through the
-protocol); their domain is every small count and budget and the edges of the
-integer range. Smaller bounds, for a fast test, are given by hand:
+domain the kernel is verified on. The grant expiry and the backlog cap are the
+public decisions check's (every small count and budget and the edges of the
+integer range). Smaller bounds, for a fast test, are given by hand:
 
 >>> ProtocolBounds.at("quick")
-ProtocolBounds(skip_caps=(1, 2), largest_budget=1, max_depth=10)
+ProtocolBounds(skip_caps=(1, 2), largest_budget=1, max_depth=10, profile='seed')
 >>> ProtocolBounds(skip_caps=(2,), largest_budget=1, max_depth=3).describe()["states"]
 'within 3 events'
 """
@@ -19,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from oracle.checks import grant_order, rotation_model, selection
+from oracle.checks import decisions, grant_order, rotation_model, selection
 from oracle.checks.framework import Level
+from oracle.spec import protocol as spec
 
 __all__ = [
     "EDGE_VALUES",
@@ -31,12 +31,11 @@ __all__ = [
 ]
 
 #: Counts and budgets at the edges of the integer types a host may use (a budget
-#: may be as large as 2**64 - 1: docs/rotation.md, "Grant budget").
-EDGE_VALUES: tuple[int, ...] = (
-    2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1,
-)  # fmt: skip
+#: may be as large as 2**64 - 1: docs/rotation.md, "Grant budget"): the public
+#: decisions check's own.
+EDGE_VALUES: tuple[int, ...] = decisions.EDGE_COUNTS
 
-_LARGEST_NUMBER: Mapping[Level, int] = {"quick": 8, "default": 16, "deep": 64}
+_LARGEST_NUMBER: Mapping[Level, int] = decisions.COUNTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,23 +91,32 @@ class GrantOrderBounds:
 class ProtocolBounds:
     """Every state of the tick protocol reachable from the initial state (within
     ``max_depth`` events; None: every one), at each skip cap, with every event of
-    the rotation model check's domain at budgets ``0..largest_budget``."""
+    the rotation model check's domain at budgets ``0..largest_budget``, under the
+    rules ``profile`` (``"seed"`` or ``"mlxcel"``, docs/rotation.md)."""
 
     skip_caps: tuple[int, ...]
     largest_budget: int
     max_depth: int | None
+    profile: str = spec.SEED_RULES
+
+    def __post_init__(self) -> None:
+        if self.profile not in spec.PROFILES:
+            raise ValueError(
+                f"the rules profile is one of {', '.join(spec.PROFILES)}, not {self.profile!r}"
+            )
 
     @classmethod
-    def at(cls, level: Level) -> ProtocolBounds:
-        """The rotation model check's bounds at ``level``."""
+    def at(cls, level: Level, profile: str = spec.SEED_RULES) -> ProtocolBounds:
+        """The rotation model check's bounds at ``level``, under ``profile``."""
         caps, largest, depth = rotation_model.DOMAIN[level]
-        return cls(caps, largest, depth)
+        return cls(caps, largest, depth, profile)
 
     def describe(self) -> dict[str, str]:
         depth = self.max_depth
         return {
             "states": "every reachable state" if depth is None else f"within {depth} events",
             "skip caps": ", ".join(map(str, self.skip_caps)),
+            "rules profile": self.profile,
             "budgets on every event": f"0..{self.largest_budget} (and -1, refused)",
             "grant counter": f"clamped at {self.largest_budget + 1}"
             " (decides like any larger count)",

@@ -46,7 +46,7 @@ from oracle.harness.rotation_events import event_json, event_text
 from oracle.spec import grant_order as spec_order
 from oracle.spec import protocol as spec
 from oracle.spec import selection as spec_selection
-from policy import Event, Lane, RequestId, RotationState, Tick
+from policy import Event, Lane, RequestId, RotationState, RulesProfile, Tick
 
 __all__ = [
     "Case",
@@ -209,24 +209,28 @@ def _path_events(parents: _Parents, key: _Key, event: Event) -> tuple[JSON, ...]
     return tuple(event_json(e) for e in rotation_model.stable_events(path, event))
 
 
-def _path_scenario(parents: _Parents, key: _Key, event: Event, skip_cap: int) -> Mapping[str, JSON]:
+def _path_scenario(
+    parents: _Parents, key: _Key, event: Event, skip_cap: int, profile: str
+) -> Mapping[str, JSON]:
     events = rotation_model.stable_events(rotation_model.path_to(parents, key), event)
     return events_scenario(
         f"conformance-tick-protocol-{len(events)}-events",
-        f"tick protocol conformance, skip cap {skip_cap}: the spec's observation after every"
-        f" event; an implementation disagreed at event {len(events) - 1} ({event_text(event)}).",
+        f"tick protocol conformance, skip cap {skip_cap}, {profile} rules: the spec's"
+        f" observation after every event; an implementation disagreed at event"
+        f" {len(events) - 1} ({event_text(event)}).",
         skip_cap,
         events,
+        RulesProfile(profile),
     )
 
 
 def _path_case(
-    parents: _Parents, key: _Key, event: Event, skip_cap: int
+    parents: _Parents, key: _Key, event: Event, skip_cap: int, profile: str
 ) -> tuple[Mapping[str, JSON], JSON]:
     """The case reached by the path's events, with their names: the spec's state
     after all but the last event, the last event, and the spec's answer."""
     *before, last = rotation_model.stable_events(rotation_model.path_to(parents, key), event)
-    state = spec.initial_state(skip_cap)
+    state = spec.initial_state(skip_cap, profile)
     for earlier in before:
         result = spec.step(state, spec_event(earlier))
         assert not isinstance(result, str), "a path's events are accepted ones"
@@ -252,8 +256,9 @@ def protocol_cases(bounds: ProtocolBounds, counts: Counts) -> Iterator[Case]:
     budgets = range(bounds.largest_budget + 1)
     clamp = bounds.largest_budget + 1
     deepest = bounds.max_depth
+    profile = bounds.profile
     for skip_cap in bounds.skip_caps:
-        start = read_state(state_json(spec.initial_state(skip_cap)))
+        start = read_state(state_json(spec.initial_state(skip_cap, profile)))
         start_key = rotation_model.state_key(start, 0)
         parents: _Parents = {start_key: None}
         frontier = deque([(spec_state(start), 0, start_key, 0)])
@@ -281,8 +286,8 @@ def protocol_cases(bounds: ProtocolBounds, counts: Counts) -> Iterator[Case]:
                     depth + 1,
                     partial(_describe_step, parents, key, event, skip_cap),
                     partial(_path_events, parents, key, event),
-                    partial(_path_scenario, parents, key, event, skip_cap),
-                    partial(_path_case, parents, key, event, skip_cap),
+                    partial(_path_scenario, parents, key, event, skip_cap, profile),
+                    partial(_path_case, parents, key, event, skip_cap, profile),
                 )
                 if isinstance(result, str) or (deepest is not None and depth >= deepest):
                     continue

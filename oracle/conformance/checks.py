@@ -57,6 +57,7 @@ from oracle.conformance.implementations import (
 )
 from oracle.conformance.report import ConformanceReport, Disagreement
 from oracle.conformance.wire import JSON, WireError
+from oracle.spec.protocol import SEED_RULES
 
 __all__ = [
     "CHECKS",
@@ -271,14 +272,20 @@ class _Bounds(Protocol):
     def describe(self) -> Mapping[str, str]: ...
 
 
-def _check(name: str, implementation: Implementation, bounds: Level | _Bounds) -> ConformanceReport:
-    """Run the check ``name`` within ``bounds``: a level, or bounds of its own type."""
+def _check(
+    name: str,
+    implementation: Implementation,
+    bounds: Level | _Bounds,
+    level_of_bounds: Level | None = None,
+) -> ConformanceReport:
+    """Run the check ``name`` within ``bounds``: a level, or bounds of its own type
+    (a level's own bounds when ``level_of_bounds`` names it)."""
     check = _BY_NAME[name]
     if isinstance(bounds, str):
         level: Level | None = bounds
         chosen: _Bounds = check.bounds_at(bounds)
     else:
-        level, chosen = None, bounds
+        level, chosen = level_of_bounds, bounds
     return run_cases(
         check.name,
         check.description,
@@ -372,10 +379,13 @@ def run_conformance(
     level: Level = "default",
     checks: Collection[str] | None = None,
     progress: Callable[[ConformanceReport], None] | None = None,
+    profile: str = SEED_RULES,
 ) -> tuple[ConformanceReport, ...]:
     """Every check (or those named in ``checks``) at ``level``, in order; a check whose
     decisions the implementation answers none of is reported as not run. ``progress``
-    is called with each report as soon as it is made."""
+    is called with each report as soon as it is made. The tick protocol is checked
+    under the rules ``profile`` (``"seed"`` or ``"mlxcel"``, docs/rotation.md)."""
+    protocol_bounds = ProtocolBounds.at(level, profile)  # refuses an unknown profile
     unknown = sorted(set(checks or ()) - set(_BY_NAME))
     if unknown:
         raise ValueError(
@@ -385,7 +395,10 @@ def run_conformance(
     for check in CHECKS:
         if checks is not None and check.name not in checks:
             continue
-        report = _check(check.name, implementation, level)
+        if check.name == "tick protocol":
+            report = _check(check.name, implementation, protocol_bounds, level)
+        else:
+            report = _check(check.name, implementation, level)
         reports.append(report)
         if progress is not None:
             progress(report)

@@ -47,6 +47,7 @@ from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
 from oracle.conformance.implementations import Failed, Implementation, ImplementationBroken
 from oracle.conformance.report import ConformanceReport
 from oracle.conformance.wire import JSON, canonical, encode
+from oracle.spec.protocol import SEED_RULES
 from policy.text import cut, printable
 
 __all__ = [
@@ -331,9 +332,12 @@ EXIT_DISAGREES = 1
 EXIT_BROKEN = 2
 
 
-def _render_header(command: str, level: Level, decisions: Collection[str], out: TextIO) -> None:
+def _render_header(
+    command: str, level: Level, profile: str, decisions: Collection[str], out: TextIO
+) -> None:
+    rules = "" if profile == SEED_RULES else f", {profile} rules"
     out.write(
-        f"policy-kernel verify --against-command: {level} bounds, command {_shown(command)}"
+        f"policy-kernel verify --against-command: {level} bounds{rules}, command {_shown(command)}"
         f" ({len(decisions)} of {len(DECISIONS)} decisions answered)\n\n"
     )
 
@@ -345,13 +349,15 @@ def verify_against_command(
     timeout: float = DEFAULT_TIMEOUT,
     as_json: bool = False,
     checks: Collection[str] | None = None,
+    profile: str = SEED_RULES,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
     """Run the conformance checks at ``level`` (or those named in ``checks``) against
     the implementation that ``command`` starts, and report as ``policy-kernel verify``
-    does. Exit status: 0 every check agrees, 1 a disagreement, 2 the command cannot
-    be started, dies, does not answer within ``timeout`` seconds, writes a malformed
+    does; the tick protocol under the rules ``profile`` (``"seed"`` or ``"mlxcel"``).
+    Exit status: 0 every check agrees, 1 a disagreement, 2 the command cannot be
+    started, dies, does not answer within ``timeout`` seconds, writes a malformed
     answer or answers none of the decisions (one line on ``err``)."""
     started = time.perf_counter()
     try:
@@ -370,14 +376,16 @@ def verify_against_command(
                 )
                 return EXIT_BROKEN
             if not as_json:
-                _render_header(command, level, decisions, out)
+                _render_header(command, level, profile, decisions, out)
 
             def show(report: ConformanceReport) -> None:
                 if not as_json:
                     out.write(report.text() + "\n")
                     out.flush()
 
-            reports = run_conformance(implementation, level=level, checks=checks, progress=show)
+            reports = run_conformance(
+                implementation, level=level, checks=checks, progress=show, profile=profile
+            )
         except ImplementationBroken as error:
             out.flush()
             err.write(f"policy-kernel verify: {error}\n")
@@ -390,6 +398,7 @@ def verify_against_command(
         document = {
             "command": command,
             "level": level,
+            "profile": profile,
             "checks": [report.to_json() for report in reports],
             "wall_seconds": round(wall, 2),
             "passed": failed == 0,

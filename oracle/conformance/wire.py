@@ -44,6 +44,7 @@ from policy import (
     RequestId,
     RotationState,
     RoundResult,
+    RulesProfile,
     SliceKind,
     Tick,
 )
@@ -233,19 +234,28 @@ _NO_OUTCOME = spec.Outcome(branches=())
 
 def state_json(state: spec.State) -> dict[str, JSON]:
     """A spec rotation state in the protocol's form: the state fields of an observation
-    (``active``, ``backlog``, ``yielded``, ``acted``) and the ``skip_cap``.
+    (``active``, ``backlog``, ``yielded``, ``acted``), the ``skip_cap`` and, for rules
+    other than the seed's, the ``profile``.
 
     >>> state_json(spec.initial_state(1))
     {'active': None, 'backlog': [], 'yielded': False, 'acted': False, 'skip_cap': 1}
+    >>> state_json(spec.initial_state(2, spec.MLXCEL_RULES))["profile"]
+    'mlxcel'
     """
     observed = spec_observation((state, _NO_OUTCOME))
-    return {
+    document: dict[str, JSON] = {
         "active": observed["active"],
         "backlog": observed["backlog"],
         "yielded": observed["yielded"],
         "acted": observed["acted"],
         "skip_cap": state.skip_cap,
     }
+    if state.profile != spec.SEED_RULES:
+        document["profile"] = state.profile
+    return document
+
+
+_PROFILES = {profile.value: profile for profile in RulesProfile}
 
 
 def read_state(document: JSON) -> RotationState:
@@ -270,7 +280,18 @@ def read_state(document: JSON) -> RotationState:
         read_flag(read_field(document, "yielded"), "yielded"),
         read_flag(read_field(document, "acted"), "acted"),
         read_int(read_field(document, "skip_cap"), "skip_cap"),
+        _read_profile(document),
     )
+
+
+def _read_profile(document: JSON) -> RulesProfile:
+    """A state's ``profile`` (the rules it runs by): the seed's when absent."""
+    if not isinstance(document, dict) or "profile" not in document:
+        return RulesProfile.SEED
+    named = document["profile"]
+    if not isinstance(named, str) or named not in _PROFILES:
+        raise WireError(f"profile: one of {', '.join(_PROFILES)}, not {shown(named)}")
+    return _PROFILES[named]
 
 
 def read_event(document: JSON) -> Event:

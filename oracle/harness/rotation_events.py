@@ -21,7 +21,11 @@ from dataclasses import dataclass
 from returns.result import Failure, Result
 
 from oracle.harness.fields import SCENARIO_FIELDS, Node, check_name, read_description
-from oracle.harness.rotation_scenario import read_expected_grants, read_expected_outcomes
+from oracle.harness.rotation_scenario import (
+    read_expected_grants,
+    read_expected_outcomes,
+    read_profile,
+)
 from policy import (
     ActiveJob,
     Arrival,
@@ -36,6 +40,7 @@ from policy import (
     ProtocolErrorKind,
     RequestId,
     RoundResult,
+    RulesProfile,
     Step,
     Tick,
     apply_event,
@@ -183,6 +188,7 @@ class RotationEventsScenario:
     skip_cap: int
     events: tuple[Event, ...]
     expect: EventsExpect | None
+    profile: RulesProfile = RulesProfile.SEED
 
     @property
     def requests(self) -> tuple[RequestId, ...]:
@@ -201,7 +207,7 @@ def read_rotation_events(doc: Node) -> RotationEventsScenario:
             raise doc.child(field).fail(
                 "is not allowed with events: each arrival and tick gives its own"
             )
-    doc.object({"kind", "name", "events"}, SCENARIO_FIELDS | {"skip_cap"})
+    doc.object({"kind", "name", "events"}, SCENARIO_FIELDS | {"skip_cap", "profile"})
     ids = _Ids()
     events_node = doc.child("events")
     events = tuple(_read_event(node, ids) for node in events_node.items())
@@ -214,6 +220,7 @@ def read_rotation_events(doc: Node) -> RotationEventsScenario:
         skip_cap=SKIP_CAP if skip_cap_node is None else skip_cap_node.integer(1),
         events=events,
         expect=None,
+        profile=read_profile(doc),
     )
     expect_node = doc.optional("expect")
     if expect_node is None:
@@ -224,6 +231,7 @@ def read_rotation_events(doc: Node) -> RotationEventsScenario:
         scenario.skip_cap,
         events,
         _read_expect(expect_node, set(scenario.requests), len(events)),
+        scenario.profile,
     )
 
 
@@ -362,10 +370,12 @@ def _refused(result: Result[Step, ProtocolError]) -> bool:
     return isinstance(result, Failure)
 
 
-def run_events(skip_cap: int, events: Sequence[Event]) -> tuple[Result[Step, ProtocolError], ...]:
-    """Apply ``events`` in order from ``initial_state(skip_cap)``; a refused event
-    leaves the state unchanged and the replay goes on."""
-    state = initial_state(skip_cap)
+def run_events(
+    skip_cap: int, events: Sequence[Event], profile: RulesProfile = RulesProfile.SEED
+) -> tuple[Result[Step, ProtocolError], ...]:
+    """Apply ``events`` in order from ``initial_state(skip_cap, profile)``; a refused
+    event leaves the state unchanged and the replay goes on."""
+    state = initial_state(skip_cap, profile)
     results = []
     for event in events:
         result = apply_event(state, event)
@@ -377,7 +387,7 @@ def run_events(skip_cap: int, events: Sequence[Event]) -> tuple[Result[Step, Pro
 
 def replay_events(scenario: RotationEventsScenario) -> EventsRun:
     """Replay an events scenario: each event's result and observation."""
-    results = run_events(scenario.skip_cap, scenario.events)
+    results = run_events(scenario.skip_cap, scenario.events, scenario.profile)
     return EventsRun(scenario, results, tuple(observe(result) for result in results))
 
 
@@ -440,12 +450,13 @@ def event_text(event: Event) -> str:
             return f"cancel {event.request}"
 
 
-def events_document(
+def events_document(  # noqa: PLR0917
     name: str,
     description: str,
     skip_cap: int,
     events: Sequence[Event],
     steps: Sequence[Mapping[str, object]] | None,
+    profile: RulesProfile = RulesProfile.SEED,
 ) -> dict[str, object]:
     """A scenario document in the events form (the replay format), e.g. for a
     counterexample; with ``steps``, it expects those observations, one per event.
@@ -461,6 +472,8 @@ def events_document(
         "skip_cap": skip_cap,
         "events": [event_json(event) for event in events],
     }
+    if profile is not RulesProfile.SEED:
+        doc["profile"] = profile.value
     if steps is not None:
         doc["expect"] = {"steps": [json.loads(json.dumps(step)) for step in steps]}
     return doc

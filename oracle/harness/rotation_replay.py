@@ -34,6 +34,7 @@ from policy import (
     RequestId,
     RotationState,
     RoundResult,
+    RulesProfile,
     Tick,
     apply_event,
     initial_state,
@@ -70,7 +71,7 @@ class RotationEngine(Generic[S]):
     """A rotation protocol the driver can play: the kernel, or the executable spec
     seen through :mod:`oracle.checks` (which converts its outcomes)."""
 
-    initial: Callable[[int], S]
+    initial: Callable[[int, RulesProfile], S]
     apply: Callable[[S, Event], Transition[S] | str]  # str: why the event was refused
     live: Callable[[S], tuple[RequestId, ...]]
 
@@ -135,7 +136,7 @@ class _Replay(Generic[S]):
     def __init__(self, scenario: RotationScenario, engine: RotationEngine[S]) -> None:
         self.scenario = scenario
         self.engine = engine
-        self.state = engine.initial(scenario.skip_cap)
+        self.state = engine.initial(scenario.skip_cap, scenario.profile)
         self.remaining = {request.id: request.slices for request in scenario.requests}
         self.parks = dict.fromkeys(self.remaining, 0)
         self.cancels = {request.id: request.cancel for request in scenario.requests}

@@ -15,7 +15,7 @@ from oracle.harness.fields import (
     read_description,
 )
 from oracle.harness.limits import REQUESTS, TOTAL_SLICES
-from policy import Ending, Lane, RequestId, parse_grant_rounds, parse_lane
+from policy import Ending, Lane, RequestId, RulesProfile, parse_grant_rounds, parse_lane
 from policy.rotation import SKIP_CAP
 from policy.waiting.numbers import shown
 
@@ -78,6 +78,7 @@ class RotationScenario:
     classic_work: Literal["never", "always"] | frozenset[int]
     requests: tuple[RotationRequest, ...]
     expect: RotationExpect | None
+    profile: RulesProfile = RulesProfile.SEED
 
     def has_classic_work(self, tick: int) -> bool:
         """Whether other requests have classic work at ``tick``."""
@@ -94,7 +95,8 @@ def read_rotation(doc: Node) -> RotationScenario:
     """A rotation scenario from its parsed document (raises FieldError)."""
     doc.object(
         {"kind", "name"},
-        SCENARIO_FIELDS | {"requests", "budget", "budget_setting", "skip_cap", "classic_work"},
+        SCENARIO_FIELDS
+        | {"requests", "budget", "budget_setting", "skip_cap", "classic_work", "profile"},
     )
     if not doc.has("requests"):  # the events form is read by oracle.harness.rotation_events
         raise doc.child("requests").fail('is required (or give "events", an exact event list)')
@@ -129,7 +131,22 @@ def read_rotation(doc: Node) -> RotationScenario:
         classic_work=_read_classic_work(doc.optional("classic_work")),
         requests=requests,
         expect=None if expect_node is None else _read_expect(expect_node, set(ids)),
+        profile=read_profile(doc),
     )
+
+
+_PROFILES = {profile.value: profile for profile in RulesProfile}
+
+
+def read_profile(doc: Node) -> RulesProfile:
+    """The scenario's ``profile``: the rules it runs by, ``"seed"`` when absent."""
+    node = doc.optional("profile")
+    if node is None:
+        return RulesProfile.SEED
+    profile = _PROFILES.get(node.string())
+    if profile is None:
+        raise node.fail(f"must be one of {', '.join(map(repr, _PROFILES))}")
+    return profile
 
 
 def _read_classic_work(node: Node | None) -> Literal["never", "always"] | frozenset[int]:

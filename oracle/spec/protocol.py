@@ -14,6 +14,18 @@ Counting (docs/rotation.md): 'The slices-in-grant counter starts at 0 when a gra
 starts, with the budget cached from the event that started it, and every slice
 result adds one. So a direct admission's slice 0, a waiter's slice 0 and a promoted
 parked job's round all leave the counter at 1, as the spec says.'
+
+Rules profiles (docs/rotation.md, "Rules profiles"). The state names the rules it
+runs by: ``"seed"``, the rules above, or ``"mlxcel"``, the tick accounting of
+mlxcel's scheduler (read from its ``scheduler.rs``) where the seed is silent. They
+differ in exactly two places, each marked ``MLXCEL_RULES`` below:
+
+- a direct admission runs inside mlxcel's Prefill action, whose arm clears the
+  alternation flag afterwards: ``yielded`` is False after it, so slice 0 and the
+  next round run back to back while classic work waits;
+- a promotion that finds only cancelled or declined waiters ran in mlxcel's
+  speculative arm, which sets the flag: it uses up the tick (``use`` speculative,
+  ``yielded`` True, branch "empty promotion") instead of giving it away.
 """
 
 from __future__ import annotations
@@ -67,6 +79,13 @@ CANCELLED_JOB = "cancelled job"
 CONTINUE = "continue"
 PARK = "park"
 FINISH = "finish"
+
+# The rules profiles (State.profile).
+SEED_RULES = "seed"
+MLXCEL_RULES = "mlxcel"
+PROFILES = (SEED_RULES, MLXCEL_RULES)
+# The branch only the mlxcel rules take: a promotion that found nobody used the tick.
+EMPTY_PROMOTION = "empty promotion"
 
 # The illegal events (docs/rotation.md: 'a RoundResult with no action in flight, a Tick
 # while a result is pending, a duplicate arrival, a cancel of an unknown request, a
@@ -143,6 +162,7 @@ class State:
     yielded: bool = False  # the last decided tick went to speculation
     acted: bool = False  # a direct admission already used this tick's model action
     skip_cap: int = SKIP_CAP
+    profile: str = SEED_RULES  # the rules: SEED_RULES or MLXCEL_RULES
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,15 +179,15 @@ class Outcome:
 Step: TypeAlias = tuple[State, Outcome]
 
 
-def initial_state(skip_cap: int = SKIP_CAP) -> State:
+def initial_state(skip_cap: int = SKIP_CAP, profile: str = SEED_RULES) -> State:
     """The state before any event: an empty slot, an empty backlog, nothing yielded.
 
     >>> initial_state()
-    State(active=None, backlog=(), yielded=False, acted=False, skip_cap=2)
-    >>> initial_state(skip_cap=99).skip_cap
+    State(active=None, backlog=(), yielded=False, acted=False, skip_cap=2, profile='seed')
+    >>> initial_state(skip_cap=99, profile=MLXCEL_RULES).skip_cap
     99
     """
-    return State(skip_cap=skip_cap)
+    return State(skip_cap=skip_cap, profile=profile)
 
 
 def live_requests(state: State) -> tuple[Request, ...]:
@@ -242,6 +262,8 @@ def on_arrival(state: State, arrival: Arrival) -> Step | str:
     >>> s, out = on_arrival(initial_state(), Arrival("A", 1, budget=8))
     >>> out.branches, s.active.slices, s.active.budget, s.yielded, s.acted
     (('direct admission',), 0, 8, True, True)
+    >>> on_arrival(initial_state(profile=MLXCEL_RULES), Arrival("A", 1, budget=8))[0].yielded
+    False
     >>> on_arrival(s, Arrival("A", 1, budget=8))
     'duplicate request'
     >>> on_arrival(s, Arrival("A", 1, budget=-1))
@@ -292,8 +314,9 @@ def direct_admission(state: State, arrival: Arrival) -> Step:
         in_flight=ADMISSION_SLICE0,  # "slice 0 runs now"
     )
     # "(it is the model action of that tick)": speculation used the tick (yielded) and
-    # the tick's one model action is spent (acted).
-    new_state = replace(state, active=job, yielded=True, acted=True)
+    # the tick's one model action is spent (acted). MLXCEL_RULES: the slice 0 ran in
+    # mlxcel's Prefill arm, which clears the flag after it: not yielded.
+    new_state = replace(state, active=job, yielded=state.profile != MLXCEL_RULES, acted=True)
     return new_state, Outcome(
         branches=(DIRECT_ADMISSION,), action=(arrival.request, ADMISSION_SLICE0)
     )
@@ -558,6 +581,14 @@ def promote(state: State, tick: Tick) -> Step:
     >>> s, out = promote(State(backlog=(b, a)), Tick(2))
     >>> out.branches, out.ended, out.action
     (('cancelled waiter', 'parked-job promotion'), (('B', 'aborted'),), ('A', 'round'))
+
+    Only a cancelled waiter: the seed gives the tick to classic work, mlxcel uses it up.
+
+    >>> promote(State(backlog=(b,)), Tick(2, classic_work=True))[1].use
+    'classic'
+    >>> s, out = promote(State(backlog=(b,), profile=MLXCEL_RULES), Tick(2, classic_work=True))
+    >>> out.branches, out.use, s.yielded
+    (('cancelled waiter', 'empty promotion'), 'speculative', True)
     """
     backlog = state.backlog
     branches: tuple[str, ...] = ()
@@ -585,6 +616,11 @@ def promote(state: State, tick: Tick) -> Step:
     # docs/rotation.md: 'A promotion that finds only cancelled or declined waiters ends
     # them all in that tick and then gives the tick to classic work when there is any
     # (else the tick is idle), rather than wasting it.'
+    if state.profile == MLXCEL_RULES:
+        # MLXCEL_RULES: the promotion ran in mlxcel's speculative arm, which sets the
+        # flag whatever it found: the tick is used up.
+        used_up = replace(state, backlog=backlog, yielded=True)
+        return used_up, Outcome(branches=(*branches, EMPTY_PROMOTION), use=SPECULATIVE, ended=ended)
     return not_speculative_tick(replace(state, backlog=backlog), tick, branches, ended)
 
 

@@ -43,6 +43,16 @@ A cancel only marks the request. A waiter's mark is found when it would be
 granted (aborted); a job's mark is found by its next round, which finishes it
 at once as a counted no-op slice (cancelled).
 
+The state also names the rules it runs by (:class:`RulesProfile`, chosen in
+:func:`initial_state` and kept by every transition): the seed's, above, or
+mlxcel's tick accounting, which differs where the seed is silent in exactly two
+places. A direct admission leaves ``yielded`` clear (mlxcel runs it inside its
+Prefill action, whose arm clears the flag), so its slice 0 and the next round
+run back to back while classic work waits; and a promotion that finds only
+cancelled or declined waiters uses up the tick (mlxcel's speculative arm sets
+the flag whatever it found: ``Branch.EMPTY_PROMOTION``, a speculative tick with
+no model action) instead of giving it to classic work.
+
 Illegal events return a :class:`ProtocolError` and leave the state as it was.
 So do values of the wrong type, checked where they enter (in
 :func:`apply_event`, before anything else): a state that is not a
@@ -108,6 +118,7 @@ __all__ = [
     "ProtocolErrorKind",
     "RotationState",
     "RoundResult",
+    "RulesProfile",
     "SliceKind",
     "Step",
     "Tick",
@@ -127,6 +138,13 @@ class SliceKind(Enum):
     ADMISSION_SLICE0 = "admission slice 0"  # direct admission: nobody waited, no check
     GRANT_SLICE0 = "grant slice 0"  # a promoted waiter: checked at once
     ROUND = "round"  # one speculative round: checked
+
+
+class RulesProfile(Enum):
+    """The tick accounting a state runs by (docs/rotation.md, "Rules profiles")."""
+
+    SEED = "seed"  # the rules of the seed specification
+    MLXCEL = "mlxcel"  # mlxcel's scheduler.rs, where the seed is silent
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +175,7 @@ class RotationState:
     yielded: bool = False  # the last tick went to speculation
     acted: bool = False  # a direct admission already took this tick's model action
     skip_cap: int = SKIP_CAP
+    profile: RulesProfile = RulesProfile.SEED  # the tick accounting (docs/rotation.md)
 
     __repr__ = record_repr  # a skip cap of any size
 
@@ -180,22 +199,28 @@ _STATE_FIELDS: tuple[FieldRule, ...] = (
     ("yielded", is_flag, "True or False"),
     ("acted", is_flag, "True or False"),
     ("skip_cap", is_whole, "an int"),
+    ("profile", instance_of(RulesProfile), "a RulesProfile"),
 )
 
 
-def initial_state(skip_cap: int = SKIP_CAP) -> RotationState:
-    """An idle worker: empty slot, empty backlog.
+def initial_state(
+    skip_cap: int = SKIP_CAP, profile: RulesProfile = RulesProfile.SEED
+) -> RotationState:
+    """An idle worker: empty slot, empty backlog, running by the rules of ``profile``.
 
-    ``skip_cap`` must be an int (not a bool): a ``TypeError`` otherwise.
+    ``skip_cap`` must be an int (not a bool) and ``profile`` a :class:`RulesProfile`:
+    a ``TypeError`` otherwise.
 
     >>> initial_state().active is None
     True
+    >>> initial_state(profile=RulesProfile.MLXCEL).profile
+    <RulesProfile.MLXCEL: 'mlxcel'>
     >>> initial_state("2")
     Traceback (most recent call last):
     ...
     TypeError: RotationState.skip_cap must be an int, not str
     """
-    return RotationState(skip_cap=skip_cap)
+    return RotationState(skip_cap=skip_cap, profile=profile)
 
 
 def live_requests(state: RotationState) -> tuple[RequestId, ...]:
@@ -286,6 +311,7 @@ class Branch(Enum):
     CONTINUE = "continue"
     EXPIRY_PARK = "park"
     FINISH = "finish"
+    EMPTY_PROMOTION = "empty promotion"  # RulesProfile.MLXCEL: nobody granted, tick used
 
 
 class TickUse(Enum):
@@ -447,6 +473,8 @@ _PARKED_PROMOTION = (Branch.PARKED_PROMOTION,)
 _CANCELLED_JOB = (Branch.CANCELLED_JOB,)
 _CLASSIC_TICK = (Branch.CLASSIC_TICK,)
 _IDLE_TICK = (Branch.IDLE_TICK,)
+_EMPTY_PROMOTION = (Branch.EMPTY_PROMOTION,)
+_SEED = RulesProfile.SEED
 _WAITING_OUTCOME = Outcome((Branch.WAITING,))
 _NOTED_OUTCOME = Outcome((Branch.CANCEL_NOTED,))
 _ADMISSION_TICK_OUTCOME = Outcome((Branch.ADMISSION_TICK,), _SPECULATIVE)
@@ -529,9 +557,9 @@ def _arrive(state: RotationState, event: Arrival) -> Result[Step, ProtocolError]
         return _next(
             job,
             backlog,
+            state.profile is _SEED,  # mlxcel's Prefill arm clears the flag after it
             True,
-            True,
-            state.skip_cap,
+            state,
             _outcome(_DIRECT_ADMISSION, None, _action(request, _ADMISSION_SLICE0), (), ()),
         )
     # A free slot whose tick was spent by an instant finish contends with nobody:
@@ -540,7 +568,7 @@ def _arrive(state: RotationState, event: Arrival) -> Result[Step, ProtocolError]
     if event.may_wait and (deferred or _admits(len(entries), event.budget)):
         waiter = _entry(request, event.lane, _WAITER, 0, False)
         waiting = _backlog(entries.append(waiter))  # a new entry: no skip count to reset
-        return _next(active, waiting, state.yielded, state.acted, state.skip_cap, _WAITING_OUTCOME)
+        return _next(active, waiting, state.yielded, state.acted, state, _WAITING_OUTCOME)
     fallback = _outcome(_CLASSIC_FALLBACK, None, None, (_ended(request, _CLASSIC_ENDING),), ())
     return _done(state, fallback)
 
@@ -562,7 +590,7 @@ def _cancel(state: RotationState, event: Cancel) -> Result[Step, ProtocolError]:
             state.backlog,
             state.yielded,
             state.acted,
-            state.skip_cap,
+            state,
             _NOTED_OUTCOME,
         )
     entries = state.backlog.entries
@@ -577,7 +605,7 @@ def _cancel(state: RotationState, event: Cancel) -> Result[Step, ProtocolError]:
                 backlog,
                 state.yielded,
                 state.acted,
-                state.skip_cap,
+                state,
                 _NOTED_OUTCOME,
             )
     return _refuse(_UNKNOWN_REQUEST, event)
@@ -605,14 +633,14 @@ def _tick(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
             state.backlog,
             state.yielded,
             False,
-            state.skip_cap,
+            state,
             _ADMISSION_TICK_OUTCOME,
         )
     if active is not None:
         if _takes_tick(state.yielded, event.classic_work):
             if active.cancelled:
                 return _finish_cancelled(
-                    state.backlog, state.skip_cap, active.request, active.slices_in_grant, (), ()
+                    state.backlog, state, active.request, active.slices_in_grant, (), ()
                 )
             # The holder's round (the budget stays the one cached at the grant's start).
             request = active.request
@@ -622,7 +650,7 @@ def _tick(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
                 state.backlog,
                 True,
                 False,
-                state.skip_cap,
+                state,
                 _outcome(_ROUND_BRANCHES, _SPECULATIVE, _action(request, _ROUND), (), ()),
             )
     elif state.backlog.entries and _takes_tick(state.yielded, event.classic_work):
@@ -631,7 +659,7 @@ def _tick(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
     if not event.classic_work:
         return _done(state, _IDLE_TICK_OUTCOME)
     if state.yielded:
-        return _next(active, state.backlog, False, False, state.skip_cap, _CLASSIC_TICK_OUTCOME)
+        return _next(active, state.backlog, False, False, state, _CLASSIC_TICK_OUTCOME)
     return _done(state, _CLASSIC_TICK_OUTCOME)
 
 
@@ -645,6 +673,16 @@ def _promote(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
     while True:
         taken = take_next_grantee(backlog, skip_cap).value_or(None)
         if taken is None:
+            if state.profile is not _SEED:
+                # mlxcel's speculative arm ran and set the flag: the tick is used up.
+                return _next(
+                    None,
+                    backlog,
+                    True,
+                    False,
+                    state,
+                    _outcome(branches + _EMPTY_PROMOTION, _SPECULATIVE, None, ended, ()),
+                )
             # Everyone granted was cancelled or declined: give the tick away
             # (no speculative model action ran, so ``yielded`` is not set).
             if event.classic_work:
@@ -653,7 +691,7 @@ def _promote(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
                     backlog,
                     False,
                     False,
-                    skip_cap,
+                    state,
                     _outcome(branches + _CLASSIC_TICK, _CLASSIC, None, ended, ()),
                 )
             return _next(
@@ -661,7 +699,7 @@ def _promote(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
                 backlog,
                 state.yielded,
                 False,
-                skip_cap,
+                state,
                 _outcome(branches + _IDLE_TICK, _IDLE, None, ended, ()),
             )
         entry, backlog = taken
@@ -680,14 +718,14 @@ def _promote(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
             kind, branch = _ROUND, _PARKED_PROMOTION
             if entry.cancelled:
                 # A cancelled parked job: its round sees the cancel at once.
-                return _finish_cancelled(backlog, skip_cap, request, 0, branches + branch, ended)
+                return _finish_cancelled(backlog, state, request, 0, branches + branch, ended)
         job = _job(request, entry.lane, 0, event.budget, kind, False)
         return _next(
             job,
             backlog,
             True,
             False,
-            skip_cap,
+            state,
             _outcome(
                 branches + branch if branches else branch,
                 _SPECULATIVE,
@@ -700,7 +738,7 @@ def _promote(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
 
 def _finish_cancelled(  # noqa: PLR0917
     backlog: GrantBacklog,
-    skip_cap: int,
+    rules: RotationState,
     request: RequestId,
     slices_in_grant: int,
     branches: tuple[Branch, ...],
@@ -713,7 +751,7 @@ def _finish_cancelled(  # noqa: PLR0917
         backlog,
         True,
         False,
-        skip_cap,
+        rules,
         _outcome(
             branches + _CANCELLED_JOB,
             _SPECULATIVE,
@@ -745,14 +783,14 @@ def _round_result(state: RotationState, event: RoundResult) -> Result[Step, Prot
             (_ended(request, _COMPLETED),),
             (_grant_end(request, slices, False),),
         )
-        return _next(None, backlog, state.yielded, state.acted, state.skip_cap, finish)
+        return _next(None, backlog, state.yielded, state.acted, state, finish)
     entries = backlog.entries
     if in_flight is not _ADMISSION_SLICE0 and _expired(slices, job.budget, bool(entries)):
         parked = _backlog(entries.append(_entry(request, job.lane, _PARKED, 0, job.cancelled)))
         park = _outcome(_EXPIRY_PARK, None, None, (), (_grant_end(request, slices, True),))
-        return _next(None, parked, state.yielded, state.acted, state.skip_cap, park)
+        return _next(None, parked, state.yielded, state.acted, state, park)
     active = _job(request, job.lane, slices, job.budget, None, job.cancelled)
-    return _next(active, backlog, state.yielded, state.acted, state.skip_cap, _CONTINUE_OUTCOME)
+    return _next(active, backlog, state.yielded, state.acted, state, _CONTINUE_OUTCOME)
 
 
 # ----------------------------------------------------------------- record builders
@@ -797,8 +835,13 @@ def _build_job(  # noqa: PLR0917
     return built
 
 
-def _build_state(
-    active: ActiveJob | None, backlog: GrantBacklog, yielded: bool, acted: bool, skip_cap: int
+def _build_state(  # noqa: PLR0917
+    active: ActiveJob | None,
+    backlog: GrantBacklog,
+    yielded: bool,
+    acted: bool,
+    skip_cap: int,
+    profile: RulesProfile,
 ) -> RotationState:
     state: Any = _STATE()
     state.active = active
@@ -806,6 +849,7 @@ def _build_state(
     state.yielded = yielded
     state.acted = acted
     state.skip_cap = skip_cap
+    state.profile = profile
     state.__class__ = RotationState
     built: RotationState = state
     return built
@@ -903,11 +947,14 @@ def _next_by_builders(  # noqa: PLR0917
     backlog: GrantBacklog,
     yielded: bool,
     acted: bool,
-    skip_cap: int,
+    rules: RotationState,
     outcome: Outcome,
 ) -> Result[Step, ProtocolError]:
-    """``Success(Step(RotationState(active, backlog, yielded, acted, skip_cap), outcome))``."""
-    return _done(_state(active, backlog, yielded, acted, skip_cap), outcome)
+    """``Success(Step(RotationState(active, backlog, yielded, acted, rules.skip_cap,
+    rules.profile), outcome))``: ``rules`` is the state whose skip cap and rules
+    profile every transition keeps."""
+    state = _state(active, backlog, yielded, acted, rules.skip_cap, rules.profile)
+    return _done(state, outcome)
 
 
 def _next_in_shapes(  # noqa: PLR0917
@@ -915,20 +962,21 @@ def _next_in_shapes(  # noqa: PLR0917
     backlog: GrantBacklog,
     yielded: bool,
     acted: bool,
-    skip_cap: int,
+    rules: RotationState,
     outcome: Outcome,
 ) -> Result[Step, ProtocolError]:
     """:func:`_next_by_builders` in one frame: the state and the step filled as
     ``_build_state`` and ``_build_step`` fill them (every event that changes the
     state ends here, so the two calls it saves are on every such event)."""
     if _set_success is None:  # pragma: no cover - not chosen then (see _next)
-        return _next_by_builders(active, backlog, yielded, acted, skip_cap, outcome)
+        return _next_by_builders(active, backlog, yielded, acted, rules, outcome)
     state: Any = _STATE()
     state.active = active
     state.backlog = backlog
     state.yielded = yielded
     state.acted = acted
-    state.skip_cap = skip_cap
+    state.skip_cap = rules.skip_cap
+    state.profile = rules.profile
     state.__class__ = RotationState
     step: Any = _STEP()
     step.state = state
@@ -940,7 +988,8 @@ def _next_in_shapes(  # noqa: PLR0917
     return done
 
 
-#: ``Success(Step(RotationState(active, backlog, yielded, acted, skip_cap), outcome))``:
+#: ``Success(Step(RotationState(active, backlog, yielded, acted, rules.skip_cap,
+#: rules.profile), outcome))``:
 #: in one frame where the builders it inlines are the shape-filling ones.
 _next = (
     _next_in_shapes
