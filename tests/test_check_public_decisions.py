@@ -39,7 +39,7 @@ def test_the_kernel_agrees_at_quick_bounds() -> None:
 
 
 def test_the_domains_hold_the_edges() -> None:
-    texts = set(setting_texts("quick"))
+    texts = set(setting_texts(3))
     assert {None, "", "+1", "\u001c1", "\u30009\u00a0", "18446744073709551616"} <= texts
     headers = set(lane_headers())
     assert {None, "HiGh", " \tLOW\n", "\u001cnormal"} <= headers

@@ -8,7 +8,7 @@
 //!     rustc -O --edition 2021 docs/examples/conformance_server.rs -o conformance_server
 //!     policy-kernel verify --against-command ./conformance_server --quick
 //!
-//! To plug in an engine (mlxcel, say), replace the five functions of the first
+//! To plug in an engine (mlxcel, say), replace the functions of the first
 //! section with calls to the engine's own functions (or paste them in), and
 //! keep `DECISIONS` to the decisions it has. Everything below that section is
 //! the protocol: a small JSON reader and writer, and the request loop.
@@ -23,13 +23,19 @@ use std::io::{self, BufRead, Write};
 // Replace these with the engine's own functions.
 
 /// The decisions this server answers (the hello's list).
-const DECISIONS: [&str; 5] = [
+const DECISIONS: [&str; 8] = [
     "backlog_admits",
     "backlog_append",
     "next_grant_index",
+    "parse_grant_rounds",
+    "parse_lane",
     "slice_grant_expired",
+    "slice_takes_tick",
     "take_next_grantee",
 ];
+
+/// The budget when the setting is unset or unreadable.
+const DEFAULT_GRANT_ROUNDS: u64 = 8;
 
 /// How many requests may wait in the grant backlog.
 const BACKLOG_CAP: u64 = 2;
@@ -54,6 +60,28 @@ fn slice_grant_expired(slices_in_grant: u64, budget: u64, backlog_pending: bool)
 #[cfg(broken)]
 fn slice_grant_expired(slices_in_grant: u64, budget: u64, backlog_pending: bool) -> bool {
     budget > 0 && backlog_pending && slices_in_grant > budget
+}
+
+/// Whether speculation takes this tick: it alternates with classic work.
+fn slice_takes_tick(yielded: bool, others_have_work: bool) -> bool {
+    !others_have_work || !yielded
+}
+
+/// The grant budget from the setting's raw text: mlxcel's own rule, std's
+/// `trim` (Unicode White_Space) and `parse` (an optional `+`, ASCII digits,
+/// within the integer's range), anything else the default.
+fn parse_grant_rounds(raw: Option<&str>) -> u64 {
+    raw.and_then(|text| text.trim().parse::<u64>().ok()).unwrap_or(DEFAULT_GRANT_ROUNDS)
+}
+
+/// The lane named by a client's header: trimmed, case-insensitive; anything
+/// else (missing, empty, unknown) is normal.
+fn parse_lane(header: Option<&str>) -> &'static str {
+    match header.map(|text| text.trim().to_lowercase()).as_deref() {
+        Some("high") => "high",
+        Some("low") => "low",
+        _ => "normal",
+    }
 }
 
 /// Whether one more request may wait in the backlog.
@@ -141,6 +169,14 @@ impl Json {
         }
     }
 
+    fn text_or_null(&self, name: &str) -> Result<Option<&str>, String> {
+        match self.field(name)? {
+            Json::Text(text) => Ok(Some(text)),
+            Json::Null => Ok(None),
+            _ => Err(format!("{name} is not text or null")),
+        }
+    }
+
     fn entries(&self, name: &str) -> Result<Vec<Entry>, String> {
         match self.field(name)? {
             Json::List(items) => items.iter().map(entry_of).collect(),
@@ -186,6 +222,14 @@ fn answer(decision: &str, inputs: &Json) -> Result<Json, String> {
             inputs.count("budget")?,
             inputs.flag("backlog_pending")?,
         )),
+        "slice_takes_tick" => Json::Bool(slice_takes_tick(
+            inputs.flag("yielded")?,
+            inputs.flag("others_have_work")?,
+        )),
+        "parse_grant_rounds" => {
+            Json::Number(parse_grant_rounds(inputs.text_or_null("raw")?).to_string())
+        }
+        "parse_lane" => Json::Text(parse_lane(inputs.text_or_null("header")?).to_string()),
         "backlog_admits" => {
             Json::Bool(backlog_admits(inputs.count("backlog_len")?, inputs.count("budget")?))
         }

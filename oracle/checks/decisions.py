@@ -36,7 +36,16 @@ import policy
 from oracle.checks.framework import Check, Counterexample, Level, Partial
 from oracle.spec import grant_order as spec
 
-__all__ = ["COUNTS", "EDGE_COUNTS", "PUBLIC_DECISIONS", "lane_headers", "setting_texts"]
+__all__ = [
+    "COUNTS",
+    "EDGE_COUNTS",
+    "PUBLIC_DECISIONS",
+    "SETTING_LENGTH",
+    "lane_headers",
+    "lane_headers_described",
+    "setting_texts",
+    "setting_texts_described",
+]
 
 #: level -> the largest small count and budget (every one from 0 is checked)
 COUNTS: Mapping[Level, int] = {"quick": 8, "default": 16, "deep": 64}
@@ -70,13 +79,14 @@ LANE_NAMES = ("high", "normal", "low")
 LANE_NEAR_MISSES = ("", "hi gh", "lowe", "norm", "hIgh\u0307", "h\u0130gh", "\u217cow", "high\x00")
 
 
-def setting_texts(level: Level) -> Iterator[str | None]:
-    """Every budget setting text the check reads at ``level`` (None is unset)."""
+def setting_texts(longest: int) -> Iterator[str | None]:
+    """Every budget setting text of at most ``longest`` generated characters, and the
+    edges, each bare and wrapped (None is unset); ``SETTING_LENGTH[level]`` at a level."""
     yield None
     texts = itertools.chain(
         (
             "".join(letters)
-            for length in range(SETTING_LENGTH[level] + 1)
+            for length in range(longest + 1)
             for letters in itertools.product(SETTING_ALPHABET, repeat=length)
         ),
         SETTING_EDGES,
@@ -104,14 +114,27 @@ def _counts(level: Level) -> tuple[int, ...]:
     return (*range(COUNTS[level] + 1), *EDGE_COUNTS)
 
 
+def setting_texts_described(longest: int) -> str:
+    """:func:`setting_texts` in words (a bound's description)."""
+    return (
+        f"unset, every text of 0..{longest} characters over {''.join(SETTING_ALPHABET)!r},"
+        f" and {len(SETTING_EDGES)} edges, each bare and in three wrappings"
+    )
+
+
+def lane_headers_described() -> str:
+    """:func:`lane_headers` in words (a bound's description)."""
+    return (
+        f"missing, the three names in every case, and {len(LANE_NEAR_MISSES)} near misses,"
+        " each bare and in three wrappings"
+    )
+
+
 def _bounds(level: Level) -> Mapping[str, str]:
     return {
         "counts and budgets": f"0..{COUNTS[level]}, " + ", ".join(map(str, EDGE_COUNTS)),
-        "setting texts": f"unset, every text of 0..{SETTING_LENGTH[level]} characters over"
-        f" {''.join(SETTING_ALPHABET)!r}, and {len(SETTING_EDGES)} edges,"
-        " each bare and in three wrappings",
-        "lane headers": "missing, the three names in every case, and"
-        f" {len(LANE_NEAR_MISSES)} near misses, each bare and in three wrappings",
+        "setting texts": setting_texts_described(SETTING_LENGTH[level]),
+        "lane headers": lane_headers_described(),
     }
 
 
@@ -139,7 +162,7 @@ def _cases(name: str, level: Level) -> Iterator[tuple[object, ...]]:
     elif name == "slice_takes_tick":
         yield from itertools.product(flags, flags)
     elif name == "parse_grant_rounds":
-        yield from ((text,) for text in setting_texts(level))
+        yield from ((text,) for text in setting_texts(SETTING_LENGTH[level]))
     else:
         yield from ((header,) for header in lane_headers())
 

@@ -4,9 +4,10 @@ A scheduler that keeps its own implementation of a decision (in Python, or in
 any language) runs the oracle's exhaustive checks (and, with ``hypothesis``,
 its property checks) against it; the executable spec (:mod:`oracle.spec`) is
 the reference, and the domains are the oracle's own (:mod:`oracle.checks`).
-The decisions: the grant expiry, the backlog cap, the grant order with its skip
-accounting, the tick protocol (a step function over the event types),
-selection and one admission attempt. docs/conformance.md has the whole story
+The decisions: the grant expiry, the backlog cap, the alternation, the budget
+setting and lane header readers, the grant order with its skip accounting, the
+tick protocol (a step function over the event types), selection and one
+admission attempt. docs/conformance.md has the whole story
 and a complete example.
 
 - Checks (:mod:`oracle.conformance.checks`): :func:`check_grant_expiry`,
@@ -37,17 +38,23 @@ and a complete example.
 
 from oracle.conformance.bounds import (
     EDGE_VALUES,
+    FlagBounds,
     GrantOrderBounds,
+    HeaderBounds,
     NumberBounds,
     ProtocolBounds,
     SelectionBounds,
+    SettingBounds,
 )
 from oracle.conformance.checks import (
     CHECKS,
     check_admission_attempt,
+    check_alternation,
     check_backlog_cap,
+    check_budget_setting,
     check_grant_expiry,
     check_grant_order,
+    check_lane_header,
     check_selection,
     check_tick_protocol,
     run_conformance,
@@ -55,15 +62,18 @@ from oracle.conformance.checks import (
 from oracle.conformance.command import CommandImplementation, verify_against_command
 from oracle.conformance.decisions import DECISIONS, PROTOCOL_VERSION
 from oracle.conformance.implementations import (
+    Alternation,
     ApplyEvent,
     AttemptAdmission,
     BacklogAppend,
     BacklogCap,
+    BudgetSetting,
     Failed,
     GrantExpiry,
     Handler,
     Implementation,
     ImplementationBroken,
+    LaneHeader,
     NextGrantIndex,
     SelectWaiting,
     TakeNextGrantee,
@@ -79,31 +89,40 @@ __all__ = [
     "DECISIONS",
     "EDGE_VALUES",
     "PROTOCOL_VERSION",
+    "Alternation",
     "ApplyEvent",
     "AttemptAdmission",
     "BacklogAppend",
     "BacklogCap",
+    "BudgetSetting",
     "CommandImplementation",
     "ConformanceReport",
     "Disagreement",
     "Failed",
+    "FlagBounds",
     "GrantExpiry",
     "GrantOrderBounds",
     "Handler",
+    "HeaderBounds",
     "Implementation",
     "ImplementationBroken",
+    "LaneHeader",
     "NextGrantIndex",
     "NumberBounds",
     "ProtocolBounds",
     "SelectWaiting",
     "SelectionBounds",
+    "SettingBounds",
     "TakeNextGrantee",
     "assert_conforms",
     "assert_disagrees",
     "check_admission_attempt",
+    "check_alternation",
     "check_backlog_cap",
+    "check_budget_setting",
     "check_grant_expiry",
     "check_grant_order",
+    "check_lane_header",
     "check_selection",
     "check_tick_protocol",
     "from_callables",

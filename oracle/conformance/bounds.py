@@ -24,10 +24,13 @@ from oracle.spec import protocol as spec
 
 __all__ = [
     "EDGE_VALUES",
+    "FlagBounds",
     "GrantOrderBounds",
+    "HeaderBounds",
     "NumberBounds",
     "ProtocolBounds",
     "SelectionBounds",
+    "SettingBounds",
 ]
 
 #: Counts and budgets at the edges of the integer types a host may use (a budget
@@ -59,6 +62,51 @@ class NumberBounds:
     def describe(self) -> dict[str, str]:
         edges = "".join(f", {value}" for value in self.edges)
         return {"counts and budgets": f"0..{self.largest}{edges}"}
+
+
+@dataclass(frozen=True, slots=True)
+class FlagBounds:
+    """``slice_takes_tick``: all four pairs of flags (the same at every level)."""
+
+    @classmethod
+    def at(cls, level: Level) -> FlagBounds:
+        del level
+        return cls()
+
+    def describe(self) -> dict[str, str]:
+        return {"flags": "yielded and others_have_work, all four pairs"}
+
+
+@dataclass(frozen=True, slots=True)
+class SettingBounds:
+    """``parse_grant_rounds``: unset, and every setting text of at most ``longest``
+    characters over the public decisions check's alphabet and its edges, each bare
+    and wrapped in white space (:func:`oracle.checks.decisions.setting_texts`)."""
+
+    longest: int
+
+    @classmethod
+    def at(cls, level: Level) -> SettingBounds:
+        """The public decisions check's bounds at ``level``: 3, 4 or 5 characters."""
+        return cls(decisions.SETTING_LENGTH[level])
+
+    def describe(self) -> dict[str, str]:
+        return {"setting texts": decisions.setting_texts_described(self.longest)}
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderBounds:
+    """``parse_lane``: missing, the three lane names in every case and near misses,
+    each bare and wrapped (:func:`oracle.checks.decisions.lane_headers`; the same at
+    every level)."""
+
+    @classmethod
+    def at(cls, level: Level) -> HeaderBounds:
+        del level
+        return cls()
+
+    def describe(self) -> dict[str, str]:
+        return {"lane headers": decisions.lane_headers_described()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,15 +22,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
+from oracle.checks import decisions as public_decisions
 from oracle.checks import rotation_model
 from oracle.checks import selection as selection_check
 from oracle.checks.convert import spec_event, spec_state
 from oracle.checks.observe import LANE_LABELS, events_scenario, spec_observation
 from oracle.conformance.bounds import (
+    FlagBounds,
     GrantOrderBounds,
+    HeaderBounds,
     NumberBounds,
     ProtocolBounds,
     SelectionBounds,
+    SettingBounds,
 )
 from oracle.conformance.decisions import key_value_json, normal_answer
 from oracle.conformance.wire import (
@@ -131,6 +135,55 @@ def backlog_cap_cases(bounds: NumberBounds, counts: Counts) -> Iterator[Case]:
             spec_order.backlog_admits(length, budget),
             length + budget,
             partial(_text, "backlog_len {}, budget {}", length, budget),
+        )
+
+
+# ------------------------------------------------- alternation, budget setting, lane header
+
+
+def alternation_cases(bounds: FlagBounds, counts: Counts) -> Iterator[Case]:
+    """``slice_takes_tick`` on all four pairs of flags."""
+    del bounds, counts  # one domain; the runner counts the cases
+    for yielded, others in itertools.product((False, True), repeat=2):
+        yield Case(
+            "slice_takes_tick",
+            {"yielded": yielded, "others_have_work": others},
+            spec_order.slice_takes_tick(yielded, others),
+            int(yielded) + int(others),
+            partial(
+                _text, "yielded {}, others_have_work {}", json.dumps(yielded), json.dumps(others)
+            ),
+        )
+
+
+def _quoted(text: str | None) -> str:
+    return "unset" if text is None else json.dumps(text)  # ASCII: escapes show every character
+
+
+def budget_setting_cases(bounds: SettingBounds, counts: Counts) -> Iterator[Case]:
+    """``parse_grant_rounds`` on every setting text of ``bounds`` (the public decisions
+    check's domain)."""
+    del counts  # the runner counts the cases
+    for raw in public_decisions.setting_texts(bounds.longest):
+        yield Case(
+            "parse_grant_rounds",
+            {"raw": raw},
+            spec_order.parse_grant_rounds(raw),
+            0 if raw is None else len(raw),
+            partial(_text, "raw {}", _quoted(raw)),
+        )
+
+
+def lane_header_cases(bounds: HeaderBounds, counts: Counts) -> Iterator[Case]:
+    """``parse_lane`` on every lane header of the public decisions check's domain."""
+    del bounds, counts  # one domain; the runner counts the cases
+    for header in public_decisions.lane_headers():
+        yield Case(
+            "parse_lane",
+            {"header": header},
+            LANE_LABELS[spec_order.parse_lane(header)],
+            0 if header is None else len(header),
+            partial(_text, "header {}", _quoted(header)),
         )
 
 

@@ -26,30 +26,39 @@ from typing import Any, Literal, Protocol
 
 from oracle.checks.framework import KEPT_COUNTEREXAMPLES, Level
 from oracle.conformance.bounds import (
+    FlagBounds,
     GrantOrderBounds,
+    HeaderBounds,
     NumberBounds,
     ProtocolBounds,
     SelectionBounds,
+    SettingBounds,
 )
 from oracle.conformance.cases import (
     Case,
     Counts,
+    alternation_cases,
     backlog_cap_cases,
+    budget_setting_cases,
     grant_expiry_cases,
     grant_order_cases,
+    lane_header_cases,
     protocol_cases,
     selection_cases,
 )
 from oracle.conformance.decisions import normal_answer
 from oracle.conformance.implementations import (
+    Alternation,
     ApplyEvent,
     AttemptAdmission,
     BacklogAppend,
     BacklogCap,
+    BudgetSetting,
     Failed,
     GrantExpiry,
     Implementation,
     ImplementationBroken,
+    LaneHeader,
     NextGrantIndex,
     SelectWaiting,
     TakeNextGrantee,
@@ -63,9 +72,12 @@ __all__ = [
     "CHECKS",
     "CheckDefinition",
     "check_admission_attempt",
+    "check_alternation",
     "check_backlog_cap",
+    "check_budget_setting",
     "check_grant_expiry",
     "check_grant_order",
+    "check_lane_header",
     "check_selection",
     "check_tick_protocol",
     "judge",
@@ -103,6 +115,28 @@ CHECKS: tuple[CheckDefinition, ...] = (
         ("backlog_admits",),
         NumberBounds.at,
         backlog_cap_cases,
+    ),
+    CheckDefinition(
+        "alternation",
+        "slice_takes_tick on every pair of flags",
+        ("slice_takes_tick",),
+        FlagBounds.at,
+        alternation_cases,
+    ),
+    CheckDefinition(
+        "budget setting",
+        "parse_grant_rounds on short setting texts of digits, signs, separators, white space"
+        " and look-alike digits, and the range's edges",
+        ("parse_grant_rounds",),
+        SettingBounds.at,
+        budget_setting_cases,
+    ),
+    CheckDefinition(
+        "lane header",
+        "parse_lane on every case of the lane names, wrapped in white space, and near misses",
+        ("parse_lane",),
+        HeaderBounds.at,
+        lane_header_cases,
     ),
     CheckDefinition(
         "grant order",
@@ -337,6 +371,35 @@ def check_grant_order(
         backlog_append=backlog_append,
     )
     return _check("grant order", implementation, bounds)
+
+
+def check_alternation(
+    slice_takes_tick: Implementation | Alternation,
+    *,
+    bounds: FlagBounds | Level = "default",
+) -> ConformanceReport:
+    """``slice_takes_tick(yielded, others_have_work)`` on all four pairs, against the spec."""
+    implementation = as_implementation(slice_takes_tick, "slice_takes_tick")
+    return _check("alternation", implementation, bounds)
+
+
+def check_budget_setting(
+    parse_grant_rounds: Implementation | BudgetSetting,
+    *,
+    bounds: SettingBounds | Level = "default",
+) -> ConformanceReport:
+    """``parse_grant_rounds(raw)`` on every setting text of ``bounds``, against the spec."""
+    implementation = as_implementation(parse_grant_rounds, "parse_grant_rounds")
+    return _check("budget setting", implementation, bounds)
+
+
+def check_lane_header(
+    parse_lane: Implementation | LaneHeader,
+    *,
+    bounds: HeaderBounds | Level = "default",
+) -> ConformanceReport:
+    """``parse_lane(header)`` on every lane header of the domain, against the spec."""
+    return _check("lane header", as_implementation(parse_lane, "parse_lane"), bounds)
 
 
 def check_tick_protocol(

@@ -224,11 +224,30 @@ def _boolean(name: str) -> Callable[[JSON], JSON]:
     return read
 
 
+_LANE_NAMES = ("low", "normal", "high")
+
+
+def _budget(answer: JSON) -> JSON:
+    budget = read_int(answer, "parse_grant_rounds")
+    if budget < 0:
+        raise _fail("parse_grant_rounds", "a budget >= 0", answer)
+    return budget
+
+
+def _lane(answer: JSON) -> JSON:
+    if not isinstance(answer, str) or answer not in _LANE_NAMES:
+        raise _fail("parse_lane", '"low", "normal" or "high"', answer)
+    return answer
+
+
 #: Every decision of the protocol, in the order the checks run them, with the
 #: function reading its answer into the normal form.
 DECISIONS: Mapping[str, Callable[[JSON], JSON]] = {
     "slice_grant_expired": _boolean("slice_grant_expired"),
     "backlog_admits": _boolean("backlog_admits"),
+    "slice_takes_tick": _boolean("slice_takes_tick"),
+    "parse_grant_rounds": _budget,
+    "parse_lane": _lane,
     "next_grant_index": _grant_index,
     "take_next_grantee": _take,
     "backlog_append": lambda answer: _backlog(answer, "backlog_append"),

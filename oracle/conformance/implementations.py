@@ -66,7 +66,10 @@ from policy import (
     apply_event,
     backlog_admits,
     next_grant_index,
+    parse_grant_rounds,
+    parse_lane,
     slice_grant_expired,
+    slice_takes_tick,
     take_next_grantee,
 )
 from policy.waiting import (
@@ -85,15 +88,18 @@ from policy.waiting import (
 )
 
 __all__ = [
+    "Alternation",
     "ApplyEvent",
     "AttemptAdmission",
     "BacklogAppend",
     "BacklogCap",
+    "BudgetSetting",
     "Failed",
     "GrantExpiry",
     "Handler",
     "Implementation",
     "ImplementationBroken",
+    "LaneHeader",
     "NextGrantIndex",
     "SelectWaiting",
     "TakeNextGrantee",
@@ -108,6 +114,9 @@ __all__ = [
 #: nothing, a ``ProtocolError`` for a refusal).
 GrantExpiry: TypeAlias = Callable[[int, int, bool], bool]
 BacklogCap: TypeAlias = Callable[[int, int], bool]
+Alternation: TypeAlias = Callable[[bool, bool], bool]
+BudgetSetting: TypeAlias = Callable[[str | None], int]
+LaneHeader: TypeAlias = Callable[[str | None], Lane]
 NextGrantIndex: TypeAlias = Callable[[Sequence[tuple[Lane, int]], int], Maybe[int] | int | None]
 TakeNextGrantee: TypeAlias = Callable[
     [GrantBacklog, int],
@@ -327,6 +336,9 @@ def _fits(inputs: Mapping[str, JSON]) -> Callable[[WaitingEntry], bool]:
 def from_callables(  # noqa: PLR0917 - one optional callable per decision
     slice_grant_expired: GrantExpiry | None = None,
     backlog_admits: BacklogCap | None = None,
+    slice_takes_tick: Alternation | None = None,
+    parse_grant_rounds: BudgetSetting | None = None,
+    parse_lane: LaneHeader | None = None,
     next_grant_index: NextGrantIndex | None = None,
     take_next_grantee: TakeNextGrantee | None = None,
     backlog_append: BacklogAppend | None = None,
@@ -361,6 +373,35 @@ def from_callables(  # noqa: PLR0917 - one optional callable per decision
             return _boolean("backlog_admits", admits(length, budget))
 
         handlers["backlog_admits"] = cap
+    if slice_takes_tick is not None:
+        takes = slice_takes_tick
+
+        def alternation(inputs: Mapping[str, JSON]) -> JSON:
+            yielded = read_flag(inputs["yielded"], "yielded")
+            others = read_flag(inputs["others_have_work"], "others_have_work")
+            return _boolean("slice_takes_tick", takes(yielded, others))
+
+        handlers["slice_takes_tick"] = alternation
+    if parse_grant_rounds is not None:
+        parse_budget = parse_grant_rounds
+
+        def budget_setting(inputs: Mapping[str, JSON]) -> JSON:
+            budget = parse_budget(_optional_text(inputs["raw"], "raw"))
+            if isinstance(budget, bool) or not isinstance(budget, int):
+                raise WireError(f"parse_grant_rounds returned {budget!r}, not an int")
+            return budget
+
+        handlers["parse_grant_rounds"] = budget_setting
+    if parse_lane is not None:
+        parse_header = parse_lane
+
+        def lane_header(inputs: Mapping[str, JSON]) -> JSON:
+            lane = parse_header(_optional_text(inputs["header"], "header"))
+            if not isinstance(lane, Lane):
+                raise WireError(f"parse_lane returned {lane!r}, not a Lane")
+            return lane.label
+
+        handlers["parse_lane"] = lane_header
     if next_grant_index is not None:
         index_of = next_grant_index
 
@@ -438,6 +479,12 @@ def from_callables(  # noqa: PLR0917 - one optional callable per decision
     return _Handlers(handlers, answers_normal=True)
 
 
+def _optional_text(value: JSON, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise WireError(f"{what}: text or null, not {canonical(value)}")
+    return value
+
+
 def _append(backlog: GrantBacklog, entry: BacklogEntry) -> GrantBacklog:
     return backlog.append(entry)
 
@@ -460,6 +507,9 @@ def kernel_implementation() -> Implementation:
     return from_callables(
         slice_grant_expired=slice_grant_expired,
         backlog_admits=backlog_admits,
+        slice_takes_tick=slice_takes_tick,
+        parse_grant_rounds=parse_grant_rounds,
+        parse_lane=parse_lane,
         next_grant_index=next_grant_index,
         take_next_grantee=take_next_grantee,
         backlog_append=_append,

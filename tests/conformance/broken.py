@@ -52,6 +52,24 @@ def backlog_one_more(backlog_len: int, budget: int) -> bool:
     return budget > 0 and backlog_len <= 2
 
 
+def alternation_ignored(yielded: bool, others_have_work: bool) -> bool:
+    """Speculation takes every tick: classic work never gets one."""
+    del yielded, others_have_work
+    return True
+
+
+def budget_read_by_isdigit(raw: str | None) -> int:
+    """``str.isdigit`` and ``int()``: Unicode digits (U+0663, U+FF11) read as a budget."""
+    text = "" if raw is None else raw.strip()
+    return int(text) if text.isdigit() else 8
+
+
+def lane_trimmed_of_ascii_only(header: str | None) -> Lane:
+    """Trims ASCII white space only: a lane wrapped in U+3000 is unknown, so normal."""
+    lanes = {lane.label: lane for lane in Lane}
+    return Lane.NORMAL if header is None else lanes.get(header.strip(" \t\n").lower(), Lane.NORMAL)
+
+
 def lowest_lane_first(entries: Sequence[tuple[Lane, int]], skip_cap: int) -> Maybe[int]:
     """The lane order flipped (the lowest lane wins); the skip rule kept."""
     if not entries:

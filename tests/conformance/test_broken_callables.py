@@ -18,9 +18,12 @@ from oracle.conformance import (
     assert_conforms,
     assert_disagrees,
     check_admission_attempt,
+    check_alternation,
     check_backlog_cap,
+    check_budget_setting,
     check_grant_expiry,
     check_grant_order,
+    check_lane_header,
     check_selection,
     check_tick_protocol,
     from_handlers,
@@ -59,6 +62,17 @@ def test_a_backlog_admitting_one_more_is_caught() -> None:
     smallest = assert_disagrees(check_backlog_cap(broken.backlog_one_more, bounds="quick"))
     assert smallest.inputs == {"backlog_len": 2, "budget": 1}
     assert (smallest.expected, smallest.answered) == (False, True)
+
+
+def test_the_readers_and_the_alternation_are_caught() -> None:
+    takes = assert_disagrees(check_alternation(broken.alternation_ignored, bounds="quick"))
+    assert takes.inputs == {"yielded": True, "others_have_work": True}
+    budget = assert_disagrees(check_budget_setting(broken.budget_read_by_isdigit, bounds="quick"))
+    assert budget.inputs == {"raw": "\u0663"}
+    assert (budget.expected, budget.answered) == (8, 3)
+    lane = assert_disagrees(check_lane_header(broken.lane_trimmed_of_ascii_only, bounds="quick"))
+    assert lane.inputs == {"header": "\u3000low\u00a0"}
+    assert (lane.expected, lane.answered) == ("low", "normal")
 
 
 def test_grant_order_faults_are_caught_each_in_its_decision() -> None:

@@ -62,7 +62,7 @@ def _at_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_kernel_server_agrees_on_every_decision() -> None:
     with CommandImplementation(KERNEL_SERVER) as kernel:
-        assert len(kernel.decisions()) == 8
+        assert len(kernel.decisions()) == 11
         assert_conforms(
             check_grant_order(kernel, bounds=GrantOrderBounds(2, 2)),
             check_tick_protocol(kernel, bounds=ProtocolBounds((1, 2), 1, 3)),
@@ -76,7 +76,7 @@ def test_the_kernel_server_agrees_on_every_decision() -> None:
 def test_verify_against_the_kernel_server_exits_0() -> None:
     status, out, err = run(KERNEL_SERVER)
     assert (status, err) == (0, "")
-    assert "8 of 8 decisions answered" in out
+    assert "11 of 11 decisions answered" in out
     assert "grant expiry: PASS (578 cases" in out
     assert "backlog cap: PASS" in out
     assert (
@@ -136,8 +136,8 @@ def test_json_report() -> None:
         ("exit:5", "the command exited with status 3 before answering request 5"
          " (slice_grant_expired); its last stderr line: foreign: out of patience"),
         ("no-decisions", "the command answers none of the decisions (slice_grant_expired,"
-         " backlog_admits, next_grant_index, take_next_grantee, backlog_append, apply_event,"
-         " select_waiting, attempt_admission)"),
+         " backlog_admits, slice_takes_tick, parse_grant_rounds, parse_lane, next_grant_index,"
+         " take_next_grantee, backlog_append, apply_event, select_waiting, attempt_admission)"),
         ("protocol-2", "the command speaks protocol 2, this kit speaks 1"),
     ],
 )  # fmt: skip

@@ -57,7 +57,7 @@ def test_the_foreign_example_conforms(script: Path) -> None:
         command, level="quick", checks=("grant expiry", "backlog cap"), out=out, err=err
     )
     assert (status, err.getvalue()) == (0, ""), out.getvalue()
-    assert "(5 of 8 decisions answered)" in out.getvalue()
+    assert "(5 of 11 decisions answered)" in out.getvalue()
     with CommandImplementation(command) as implementation:
         assert_conforms(check_grant_order(implementation, bounds=GrantOrderBounds(2, 4)))
 

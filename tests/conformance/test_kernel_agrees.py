@@ -22,9 +22,12 @@ from oracle.conformance import (
     SelectionBounds,
     assert_conforms,
     check_admission_attempt,
+    check_alternation,
     check_backlog_cap,
+    check_budget_setting,
     check_grant_expiry,
     check_grant_order,
+    check_lane_header,
     check_selection,
     check_tick_protocol,
     from_callables,
@@ -50,7 +53,10 @@ from policy import (
     apply_event,
     backlog_admits,
     next_grant_index,
+    parse_grant_rounds,
+    parse_lane,
     slice_grant_expired,
+    slice_takes_tick,
     take_next_grantee,
 )
 from policy.waiting import attempt_admission, select_waiting
@@ -65,6 +71,9 @@ def test_the_kernel_callables_agree_on_every_check() -> None:
     reports = [
         check_grant_expiry(slice_grant_expired, bounds="quick"),
         check_backlog_cap(backlog_admits, bounds="quick"),
+        check_alternation(slice_takes_tick, bounds="quick"),
+        check_budget_setting(parse_grant_rounds, bounds="quick"),
+        check_lane_header(parse_lane, bounds="quick"),
         check_grant_order(
             take_next_grantee,
             next_grant_index=next_grant_index,
@@ -80,7 +89,7 @@ def test_the_kernel_callables_agree_on_every_check() -> None:
     for report in reports:
         assert report.cases > 0
         assert sum(v for k, v in report.counts.items() if k.endswith(" cases")) == report.cases
-    grants = reports[2]
+    grants = reports[5]
     assert grants.decisions == ("next_grant_index", "take_next_grantee", "backlog_append")
 
 
