@@ -64,7 +64,7 @@ from oracle.conformance.implementations import (
     TakeNextGrantee,
     as_implementation,
 )
-from oracle.conformance.report import ConformanceReport, Disagreement
+from oracle.conformance.report import Cause, ConformanceReport, Disagreement, cause_of
 from oracle.conformance.wire import JSON, WireError
 from oracle.spec.protocol import SEED_RULES
 
@@ -199,15 +199,29 @@ def judge(
     return ("answered differently", normal)
 
 
+#: A disagreement as kept: (size, order found, case, problem, answer in normal form).
+_Kept = tuple[int, int, Case, str, JSON]
+
+
 @dataclass(slots=True)
 class _Found:
-    """The disagreements counted, and the smallest kept (by size, then order found)."""
+    """The disagreements counted, the smallest kept (by size, then order found), and
+    per cause (decision, kind of difference) a count and the smallest."""
 
     disagreements: int = 0
-    kept: list[tuple[int, int, Case, str, JSON]] = field(default_factory=list)
+    kept: list[_Kept] = field(default_factory=list)
+    causes: dict[tuple[str, str], tuple[int, _Kept]] = field(default_factory=dict)
 
     def add(self, order: int, case: Case, problem: str, answered: JSON) -> None:
         self.disagreements += 1
+        cause = (case.decision, cause_of(problem))
+        seen = self.causes.get(cause)
+        this = (case.size, order, case, problem, answered)
+        if seen is None:
+            self.causes[cause] = (1, this)
+        else:
+            count, smallest = seen
+            self.causes[cause] = (count + 1, this if case.size < smallest[0] else smallest)
         kept = self.kept
         if len(kept) < KEPT_COUNTEREXAMPLES or case.size < kept[-1][0]:
             kept.append((case.size, order, case, problem, answered))
@@ -286,6 +300,11 @@ def run_cases(  # noqa: PLR0917 - the parts of one report
         _disagreement(name, implementation, case, problem, answered_value)
         for _, _, case, problem, answered_value in found.kept
     )
+    by_count = sorted(found.causes.items(), key=lambda item: (-item[1][0], item[1][1][:2]))
+    causes = tuple(
+        Cause(decision, kind, count, _disagreement(name, implementation, *smallest[2:]))
+        for (decision, kind), (count, smallest) in by_count
+    )
     return ConformanceReport(
         check=name,
         description=description,
@@ -299,6 +318,7 @@ def run_cases(  # noqa: PLR0917 - the parts of one report
         disagreements=found.disagreements,
         counterexamples=counterexamples,
         seconds=time.perf_counter() - started,
+        causes=causes,
     )
 
 

@@ -9,7 +9,7 @@ from typing import Literal
 from oracle.checks.framework import Level
 from oracle.conformance.wire import JSON, canonical
 
-__all__ = ["ConformanceReport", "Disagreement"]
+__all__ = ["Cause", "ConformanceReport", "Disagreement", "cause_of"]
 
 
 def _line(value: JSON) -> str:
@@ -92,6 +92,47 @@ class Disagreement:
         }
 
 
+def cause_of(problem: str) -> str:
+    """The kind of a disagreement's problem, what disagreements are grouped by: which
+    fields differ, or that there was no answer (with the exception's type) or a
+    malformed one.
+
+    >>> cause_of("answered differently (use, yielded)"), cause_of("answered differently")
+    ('answered differently (use, yielded)', 'answered differently')
+    >>> cause_of("no answer: raised KeyError: 'lane'"), cause_of("malformed answer: not 1")
+    ('no answer: raised KeyError', 'malformed answer')
+    """
+    if problem.startswith("no answer: raised "):
+        return problem.split(":", 2)[0] + ":" + problem.split(":", 2)[1]
+    for kind in ("no answer", "malformed answer"):
+        if problem.startswith(kind + ":"):
+            return kind
+    return problem
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """The disagreements of one cause: a decision and a kind of difference
+    (:func:`cause_of`), how many there were, and the smallest of them."""
+
+    decision: str
+    kind: str
+    count: int
+    smallest: Disagreement
+
+    def text(self) -> str:
+        """One line: how many, the cause, and the smallest case."""
+        return f"{self.count:,} x {self.decision}: {self.kind}; smallest: {self.smallest.where}"
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "decision": self.decision,
+            "kind": self.kind,
+            "count": self.count,
+            "smallest": self.smallest.to_json(),
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class ConformanceReport:
     """One check of one implementation.
@@ -100,7 +141,9 @@ class ConformanceReport:
     implementation does not answer (a check with no decision answered ran
     nothing: :attr:`ran` is False). ``cases`` counts the requests compared;
     ``counts`` adds what was enumerated (per decision, and backlogs, states or
-    queues). ``counterexamples`` holds the smallest disagreements, smallest first.
+    queues). ``counterexamples`` holds the smallest disagreements, smallest first;
+    ``causes`` groups every disagreement by its decision and kind of difference
+    (:class:`Cause`), most frequent first, each with its count and smallest case.
     """
 
     check: str
@@ -115,6 +158,7 @@ class ConformanceReport:
     disagreements: int
     counterexamples: tuple[Disagreement, ...]
     seconds: float
+    causes: tuple[Cause, ...] = ()
 
     @property
     def ran(self) -> bool:
@@ -155,6 +199,9 @@ class ConformanceReport:
             lines.append(f"  {self.disagreements:,} disagreements; the smallest:")
             for counterexample in self.counterexamples:
                 lines += ["    " + line for line in counterexample.text().splitlines()]
+            if self.causes:
+                lines.append(f"  by cause ({len(self.causes)}):")
+                lines += [f"    {cause.text()}" for cause in self.causes]
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, JSON]:
@@ -172,6 +219,7 @@ class ConformanceReport:
             "counts": dict(sorted(self.counts.items())),
             "disagreements": self.disagreements,
             "counterexamples": [c.to_json() for c in self.counterexamples],
+            "causes": [cause.to_json() for cause in self.causes],
             "seconds": round(self.seconds, 2),
             "passed": self.passed,
         }

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from returns.result import Result
 
 from oracle.cli import main
 from oracle.conformance import (
@@ -34,7 +35,16 @@ from oracle.conformance.properties import (
     property_check_tick_protocol,
 )
 from oracle.conformance.wire import JSON
-from policy import RotationState, Step, apply_event, next_grant_index, take_next_grantee
+from policy import (
+    Cancel,
+    Event,
+    ProtocolError,
+    RotationState,
+    Step,
+    apply_event,
+    next_grant_index,
+    take_next_grantee,
+)
 from tests.conformance import broken
 
 SMALL_PROTOCOL = ProtocolBounds(skip_caps=(2,), largest_budget=1, max_depth=4)
@@ -191,3 +201,26 @@ def test_the_property_checks_catch_and_shrink() -> None:
 
 def test_the_kernel_step_function_is_not_flagged() -> None:
     assert check_tick_protocol(apply_event, bounds=SMALL_PROTOCOL).passed
+
+
+def _two_faults(state: RotationState, event: Event) -> Result[Step, ProtocolError]:
+    """Raises on every cancel, ignores the declined verdict elsewhere."""
+    if isinstance(event, Cancel):
+        return broken.raising_on_cancel(state, event)
+    return broken.declined_ignored(state, event)
+
+
+def test_disagreements_are_grouped_by_cause_with_a_count_and_the_smallest() -> None:
+    report = check_tick_protocol(_two_faults, bounds=SMALL_PROTOCOL)
+    assert [(cause.decision, cause.kind) for cause in report.causes] == [
+        ("apply_event", "no answer: raised RuntimeError"),
+        ("apply_event", "answered differently (action, active, branches, ended, use)"),
+    ]
+    assert sum(cause.count for cause in report.causes) == report.disagreements
+    raised, declined = report.causes
+    assert raised.count > declined.count > 0
+    assert declined.smallest.where.endswith("declined [R1]")  # the smallest of its own cause
+    assert "by cause (2):" in report.text()
+    written = report.to_json()["causes"]
+    assert isinstance(written, list)
+    assert [c["kind"] for c in written if isinstance(c, dict)] == [c.kind for c in report.causes]
