@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import signal
 import sys
@@ -27,6 +28,7 @@ from oracle.bench.run import bench
 from oracle.bench.vllm_step import bench_vllm
 from oracle.checks.verify import level_of, parse_shard, verify
 from oracle.conformance.command import DEFAULT_TIMEOUT, verify_against_command
+from oracle.conformance.own_policies import OwnPolicy, own_policy
 from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.admission_scenario import AttemptEngine, PoolEngine
@@ -157,6 +159,14 @@ def _parser() -> argparse.ArgumentParser:
         default=SEED_RULES,
         help="with --against-command: the rules the tick protocol is checked by: the seed's"
         " or mlxcel's tick accounting (docs/rotation.md, 'Rules profiles'; default seed)",
+    )
+    verify.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="with --against-command (repeatable): check selection and admission under this"
+        " policy document (docs/waiting.md) instead of the kit's own policies",
     )
     verify.add_argument(
         "--timeout",
@@ -588,6 +598,25 @@ def _draw(picture: _Picture, target: Path, source: str, err: TextIO) -> bool:
     return True
 
 
+def _own_policy(source: str, err: TextIO) -> OwnPolicy | None:
+    """The policy document of the file ``source`` for the kit; None (and one line on
+    ``err``) when it cannot be read or the kernel refuses it."""
+    shown = printable(cut(source, 200))
+    try:
+        document = json.loads(Path(source).read_bytes())
+    except OSError as error:
+        err.write(f"policy-kernel: --policy {shown}: {printable(error.strerror or str(error))}\n")
+        return None
+    except (ValueError, RecursionError) as error:
+        err.write(f"policy-kernel: --policy {shown}: not JSON: {printable(cut(str(error), 200))}\n")
+        return None
+    try:
+        return own_policy(Path(source).stem, document)
+    except ValueError as error:
+        err.write(f"policy-kernel: --policy {shown}: {printable(cut(str(error), 400))}\n")
+        return None
+
+
 def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if arguments.against_command is None and arguments.profile != SEED_RULES:
         err.write(
@@ -595,7 +624,16 @@ def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> 
             " model-checks every rules profile)\n"
         )
         return EXIT_BAD_INPUT
+    if arguments.against_command is None and arguments.policy:
+        err.write("policy-kernel: --policy applies to --against-command\n")
+        return EXIT_BAD_INPUT
     if arguments.against_command is not None:
+        policies = []
+        for source in arguments.policy:
+            read = _own_policy(source, err)
+            if read is None:
+                return EXIT_BAD_INPUT
+            policies.append(read)
         if arguments.jobs is not None or arguments.shard != "1/1":
             err.write("policy-kernel: --jobs and --shard do not apply to --against-command\n")
             return EXIT_BAD_INPUT
@@ -605,6 +643,7 @@ def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> 
             timeout=arguments.timeout,
             as_json=arguments.json,
             profile=arguments.profile,
+            policies=policies,
             out=out,
             err=err,
         )

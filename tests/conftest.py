@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+import oracle.cli
 
 settings.register_profile("default", max_examples=100, deadline=None)
 settings.register_profile(
@@ -30,3 +33,17 @@ settings.register_profile(
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
 )
+
+
+@pytest.fixture
+def kit_options(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """What ``policy-kernel verify --against-command`` hands the kit: the options of its
+    call (and ``command``), with the kit itself replaced by a stand-in that exits 0."""
+    seen: dict[str, object] = {}
+
+    def stand_in(command: str, **options: object) -> int:
+        seen.update(options, command=command)
+        return 0
+
+    monkeypatch.setattr(oracle.cli, "verify_against_command", stand_in)
+    return seen

@@ -12,7 +12,6 @@ from dataclasses import replace
 import pytest
 from returns.result import Result
 
-import oracle.cli
 from oracle.checks.rotation_model import explore
 from oracle.cli import main
 from oracle.conformance import ProtocolBounds, assert_conforms, assert_disagrees
@@ -131,15 +130,9 @@ def test_scenario_files_name_their_profile() -> None:
 
 
 def test_verify_profile_reaches_the_kit_and_needs_a_command(
-    monkeypatch: pytest.MonkeyPatch,
+    kit_options: dict[str, object],
 ) -> None:
-    seen: dict[str, object] = {}
-
-    def fake(command: str, **options: object) -> int:
-        seen.update(options, command=command)
-        return 0
-
-    monkeypatch.setattr(oracle.cli, "verify_against_command", fake)
+    seen = kit_options
     arguments = ["verify", "--quick", "--against-command", "x", "--profile", "mlxcel"]
     assert main(arguments, out=io.StringIO(), err=io.StringIO()) == 0
     assert seen["profile"] == "mlxcel"

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from oracle.checks import decisions, grant_order, rotation_model, selection
 from oracle.checks.framework import Level
+from oracle.conformance import own_policies
+from oracle.conformance.own_policies import OwnPolicy
 from oracle.spec import protocol as spec
 
 __all__ = [
@@ -177,10 +179,15 @@ class ProtocolBounds:
 class SelectionBounds:
     """Every waiting queue of ``0..one_key`` entries over the one-key values and of
     ``0..two_key`` entries over the two-key values, every resumed prefix, under
-    every policy and moment of the selection check (at most its deep bounds)."""
+    every policy and moment of the selection check (at most its deep bounds).
+
+    With ``policies`` (an implementer's own, :func:`oracle.conformance.own_policies.own_policy`),
+    the queues, values and moments derived from each of them instead, queues of at
+    most ``one_key`` entries."""
 
     one_key: int
     two_key: int
+    policies: tuple[OwnPolicy, ...] = ()
 
     @classmethod
     def at(cls, level: Level) -> SelectionBounds:
@@ -195,7 +202,13 @@ class SelectionBounds:
                 f"selection bounds go up to {one} (one key) and {two} (two keys) entries"
             )
 
+    def with_policies(self, policies: tuple[OwnPolicy, ...]) -> SelectionBounds:
+        """These bounds under ``policies`` instead of the selection check's own."""
+        return SelectionBounds(self.one_key, self.two_key, policies)
+
     def describe(self) -> dict[str, str]:
+        if self.policies:
+            return own_policies.describe(self.policies, self.one_key)
         return {
             "one-key queues": f"0..{self.one_key} entries,"
             " each key NaN, -inf, -1.0, -0.0, 0.0, 1.0, +inf",

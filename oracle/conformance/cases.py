@@ -27,6 +27,7 @@ from oracle.checks import rotation_model
 from oracle.checks import selection as selection_check
 from oracle.checks.convert import spec_event, spec_state
 from oracle.checks.observe import LANE_LABELS, events_scenario, spec_observation
+from oracle.conformance import own_policies
 from oracle.conformance.bounds import (
     FlagBounds,
     GrantOrderBounds,
@@ -402,10 +403,49 @@ def admission_json(
     }
 
 
+def _own_policy_cases(bounds: SelectionBounds, counts: Counts, attempts: bool) -> Iterator[Case]:
+    """:func:`selection_cases` under the implementer's own policies of ``bounds``."""
+    for own in own_policies.own_cases(bounds.policies, bounds.one_key):
+        counts["queues"] = counts.get("queues", 0) + 1
+        answer = spec_selection.select(own.queue, own.policy.spec, own.now, own.budget_left)
+        keys = [] if answer is None else [key_value_json(k) for k in answer[1]]
+        if not attempts:
+            yield Case(
+                "select_waiting",
+                own.inputs,
+                None if answer is None else {"index": answer[0], "keys": keys},
+                own.size,
+                own.where,
+            )
+            continue
+        fittings: list[tuple[str, ...]] = [own.every, ()]
+        if answer is not None and own.size > 1:
+            fittings.append(tuple(i for i in own.every if i != f"R{answer[0]}"))
+        for fitting in fittings:
+            admitted = spec_selection.admit(
+                own.queue,
+                own.policy.spec,
+                own.now,
+                own.budget_left,
+                partial(_fits_in, frozenset(fitting)),
+            )
+            yield Case(
+                "attempt_admission",
+                {**own.inputs, "fits": list(fitting)},
+                admission_json(admitted, keys),
+                own.size,
+                own.described(selection_check.fits_text(fitting, own.size)),
+            )
+
+
 def selection_cases(bounds: SelectionBounds, counts: Counts, attempts: bool) -> Iterator[Case]:
     """``select_waiting`` (or, with ``attempts``, ``attempt_admission`` with the
     selected entry fitting, not fitting, and every other entry fitting) on every
-    queue of ``bounds`` under every policy and moment of the selection check."""
+    queue of ``bounds`` under every policy and moment of the selection check (or
+    of the implementer's own policies, when ``bounds`` names them)."""
+    if bounds.policies:
+        yield from _own_policy_cases(bounds, counts, attempts)
+        return
     now = number_json(selection_check.NOW)
     for domain_name, length, resumed, first in _selection_units(bounds):
         two = domain_name == "two"

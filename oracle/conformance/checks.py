@@ -64,6 +64,7 @@ from oracle.conformance.implementations import (
     TakeNextGrantee,
     as_implementation,
 )
+from oracle.conformance.own_policies import OwnPolicy
 from oracle.conformance.report import Cause, ConformanceReport, Disagreement, cause_of
 from oracle.conformance.wire import JSON, WireError
 from oracle.spec.protocol import SEED_RULES
@@ -463,12 +464,16 @@ def run_conformance(
     checks: Collection[str] | None = None,
     progress: Callable[[ConformanceReport], None] | None = None,
     profile: str = SEED_RULES,
+    policies: Sequence[OwnPolicy] = (),
 ) -> tuple[ConformanceReport, ...]:
     """Every check (or those named in ``checks``) at ``level``, in order; a check whose
     decisions the implementation answers none of is reported as not run. ``progress``
     is called with each report as soon as it is made. The tick protocol is checked
-    under the rules ``profile`` (``"seed"`` or ``"mlxcel"``, docs/rotation.md)."""
+    under the rules ``profile`` (``"seed"`` or ``"mlxcel"``, docs/rotation.md); with
+    ``policies`` (:func:`oracle.conformance.own_policies.own_policy`), selection and
+    the admission attempt are checked under those instead of the kit's own."""
     protocol_bounds = ProtocolBounds.at(level, profile)  # refuses an unknown profile
+    own_bounds = SelectionBounds.at(level).with_policies(tuple(policies))
     unknown = sorted(set(checks or ()) - set(_BY_NAME))
     if unknown:
         raise ValueError(
@@ -480,6 +485,8 @@ def run_conformance(
             continue
         if check.name == "tick protocol":
             report = _check(check.name, implementation, protocol_bounds, level)
+        elif policies and check.name in ("selection", "admission attempt"):
+            report = _check(check.name, implementation, own_bounds, level)
         else:
             report = _check(check.name, implementation, level)
         reports.append(report)

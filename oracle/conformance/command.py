@@ -45,6 +45,7 @@ from oracle.checks.framework import Level
 from oracle.conformance.checks import run_conformance
 from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
 from oracle.conformance.implementations import Failed, Implementation, ImplementationBroken
+from oracle.conformance.own_policies import OwnPolicy
 from oracle.conformance.report import ConformanceReport
 from oracle.conformance.wire import JSON, canonical, encode
 from oracle.spec.protocol import SEED_RULES
@@ -350,12 +351,14 @@ def verify_against_command(
     as_json: bool = False,
     checks: Collection[str] | None = None,
     profile: str = SEED_RULES,
+    policies: Sequence[OwnPolicy] = (),
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
     """Run the conformance checks at ``level`` (or those named in ``checks``) against
     the implementation that ``command`` starts, and report as ``policy-kernel verify``
-    does; the tick protocol under the rules ``profile`` (``"seed"`` or ``"mlxcel"``).
+    does; the tick protocol under the rules ``profile`` (``"seed"`` or ``"mlxcel"``),
+    selection and admission under ``policies`` when given.
     Exit status: 0 every check agrees, 1 a disagreement, 2 the command cannot be
     started, dies, does not answer within ``timeout`` seconds, writes a malformed
     answer or answers none of the decisions (one line on ``err``)."""
@@ -384,7 +387,12 @@ def verify_against_command(
                     out.flush()
 
             reports = run_conformance(
-                implementation, level=level, checks=checks, progress=show, profile=profile
+                implementation,
+                level=level,
+                checks=checks,
+                progress=show,
+                profile=profile,
+                policies=policies,
             )
         except ImplementationBroken as error:
             out.flush()

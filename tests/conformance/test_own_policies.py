@@ -1,0 +1,115 @@
+"""``--policy FILE``: the selection checks under an implementer's own policies, with
+a domain derived from each policy, each shown to catch a broken implementation."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from returns.maybe import Maybe
+
+from oracle.cli import main
+from oracle.conformance import (
+    SelectionBounds,
+    assert_conforms,
+    assert_disagrees,
+    check_admission_attempt,
+    check_selection,
+    kernel_implementation,
+    run_conformance,
+)
+from oracle.conformance.own_policies import own_policy
+from policy.waiting import (
+    Moment,
+    QueuePolicy,
+    Selection,
+    WaitingQueue,
+    ascend_fcfs_lanes,
+    dump_policy,
+    select_waiting,
+    vllm_priority,
+)
+from tests.conformance import broken
+
+ASCEND = own_policy("ascend-aging", dict(dump_policy(ascend_fcfs_lanes(128, 3.0))))
+VLLM = own_policy("vllm-priority", dict(dump_policy(vllm_priority())))
+OWN = SelectionBounds(2, 0).with_policies((ASCEND, VLLM))
+
+
+def test_the_domain_reaches_the_policys_own_thresholds() -> None:
+    assert ASCEND.values["prompt"][3:6] == (127.0, 128.0, 129.0)  # both sides of short_tokens
+    assert ASCEND.nows == (3.0, 4.0)  # waited >= max_wait, on both sides
+    assert VLLM.attributes == ("arrival_time", "priority")
+    assert "policies: yours: ascend-aging (immediate 0, 1, 2, nan;" in "\n".join(
+        f"{k}: {v}" for k, v in OWN.describe().items()
+    )
+
+
+def test_the_kernel_conforms_under_its_own_policies() -> None:
+    kernel = kernel_implementation()
+    assert_conforms(
+        check_selection(kernel, bounds=OWN), check_admission_attempt(kernel, bounds=OWN)
+    )
+    reports = run_conformance(kernel, level="quick", checks=("selection",), policies=(VLLM,))
+    assert reports[0].bounds["policies"].startswith("yours: vllm-priority")
+
+
+def _aging_ignored(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Maybe[Selection]:
+    """Keys evaluated as if nobody had waited (the clock stopped at each enqueue)."""
+    return select_waiting(queue, policy, Moment(now=0.0, budget_left=moment.budget_left))
+
+
+def test_a_broken_selection_is_caught_under_the_implementers_policies() -> None:
+    aging = assert_disagrees(check_selection(_aging_ignored, bounds=OWN))
+    assert "policy ascend-aging, now 3" in aging.where
+    ties = assert_disagrees(check_selection(broken.later_entry_on_ties, bounds=OWN))
+    assert "policy" in ties.where
+    assert_disagrees(check_admission_attempt(broken.fit_first, bounds=OWN))
+
+
+def test_a_refused_policy_names_itself() -> None:
+    with pytest.raises(ValueError, match=r"^policy mine: keys\[0\]"):
+        own_policy("mine", {"keys": ["prompt +"]})
+    with pytest.raises(ValueError, match="a policy document is a JSON object"):
+        own_policy("mine", [1])
+
+
+def test_the_command_line_reads_policy_files(
+    tmp_path: Path, kit_options: dict[str, object]
+) -> None:
+    seen = kit_options
+    good = tmp_path / "lanes.json"
+    good.write_text(json.dumps(dict(dump_policy(ascend_fcfs_lanes(128, 3.0)))))
+    arguments = ["verify", "--against-command", "x", "--policy", str(good), "--policy", str(good)]
+    assert main(arguments, out=io.StringIO(), err=io.StringIO()) == 0
+    policies = seen["policies"]
+    assert isinstance(policies, list)
+    assert [p.name for p in policies] == ["lanes", "lanes"]
+    bad = tmp_path / "bad.json"
+    for content, message in (
+        ("{", "not JSON"),
+        ('{"keys": ["prompt +"]}', "keys[0]"),
+    ):
+        bad.write_text(content)
+        err = io.StringIO()
+        status = main(
+            ["verify", "--against-command", "x", "--policy", str(bad)], out=io.StringIO(), err=err
+        )
+        assert status == 2
+        assert err.getvalue().count("\n") == 1
+        assert message in err.getvalue()
+    err = io.StringIO()
+    assert (
+        main(
+            ["verify", "--against-command", "x", "--policy", str(tmp_path / "none.json")],
+            out=io.StringIO(),
+            err=err,
+        )
+        == 2
+    )
+    assert "No such file" in err.getvalue()
+    err = io.StringIO()
+    assert main(["verify", "--policy", str(good)], out=io.StringIO(), err=err) == 2
+    assert err.getvalue() == "policy-kernel: --policy applies to --against-command\n"
