@@ -48,7 +48,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Final, TextIO
 
 from oracle.bench.run import machine
@@ -258,10 +257,7 @@ def build_scheduler(v: Vllm, config: Any, drop_in: bool) -> Any:
         make: Callable[[], WaitingRequestQueue[Any]] = (
             priority_queue if config.scheduler_config.policy == "priority" else fcfs_queue
         )
-        install_waiting_queue(scheduler, make())
-        # the second queue through the same installer's checks (empty before, empty queue)
-        second = SimpleNamespace(waiting=scheduler.kv_holding_waiting)
-        scheduler.kv_holding_waiting = install_waiting_queue(second, make())
+        install_waiting_queue(scheduler, make)  # a queue of its own on each queue vLLM built
     return scheduler
 
 

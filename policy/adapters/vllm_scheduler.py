@@ -1,0 +1,277 @@
+"""``KernelScheduler``: vLLM's ``Scheduler`` with every waiting queue from a kernel policy.
+
+An operator selects it without editing vLLM (``SchedulerConfig.scheduler_cls``)::
+
+    POLICY_KERNEL_QUEUE=short-first vllm serve MODEL \\
+        --scheduler-cls policy.adapters.vllm.KernelScheduler
+
+It is exposed as ``policy.adapters.vllm.KernelScheduler`` and made on first use
+(:func:`kernel_scheduler_class`), so that ``policy.adapters.vllm`` and this
+module import without vLLM; vLLM's ``Scheduler`` is then looked up with
+``importlib`` and typed ``Any`` (vLLM is not installed where this project is
+type-checked).
+
+The policy is named by the environment variable :data:`ENV_VAR`
+(:func:`queue_choice` reads it): unset or empty, vLLM's own semantics for the
+scheduler's configured ``policy`` (``fcfs``: ``fcfs_queue()``; ``priority``:
+``priority_queue(preempted_first=False)``, which re-inserts a preempted
+request by its keys as vLLM's heap does); a ready-made name
+(:data:`READY_MADE`), with ``name:key=value,...`` arguments where the
+constructor takes any; or the path of a JSON policy document (a value ending
+in ``.json`` or holding a ``/``). A bad value is refused when the scheduler is
+made, before vLLM's own start-up work, with a :class:`PolicyRefused` whose
+message is one line naming the variable and the reason. The scheduler logs the
+policy and its selection path (``policy.path``) at INFO on the logger
+``vllm.policy_kernel`` (a child of vLLM's logger, so ``vllm serve`` shows it).
+
+This module reads the environment and a file, and logs: pyproject.toml's
+``kernel-pure`` contract allows exactly its ``os`` and ``logging`` imports, and
+tests/test_kernel_purity.py its one ``open``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from policy.adapters.vllm import (
+    FACTORY_QUEUES,
+    WaitingRequestQueue,
+    fcfs_queue,
+    install_waiting_queue,
+    priority_queue,
+    queue_from_policy,
+    short_request_first_queue,
+)
+from policy.waiting import QueuePolicy
+
+__all__ = [
+    "ENV_VAR",
+    "READY_MADE",
+    "PolicyRefused",
+    "QueueChoice",
+    "install_kernel_queues",
+    "kernel_scheduler_class",
+    "queue_choice",
+]
+
+#: The environment variable that names the policy.
+ENV_VAR: Final = "POLICY_KERNEL_QUEUE"
+
+#: The logger: a child of vLLM's ``vllm`` logger, whose handler ``vllm serve`` configures.
+_LOG: Final = logging.getLogger("vllm.policy_kernel")
+
+#: A policy file is at most this long (a policy document is a few hundred bytes).
+MAX_POLICY_BYTES: Final = 1 << 20
+
+#: Makes one queue for vLLM's configured scheduling policy (``"fcfs"`` or ``"priority"``).
+Make = Callable[[str], WaitingRequestQueue[Any]]
+
+
+class PolicyRefused(ValueError):
+    """A policy the scheduler will not run: the message is one line naming
+    :data:`ENV_VAR`, its value and the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueChoice:
+    """What a ``KernelScheduler`` builds its queues from: ``source`` says where the
+    choice came from (as logged), ``make`` makes one empty queue for vLLM's
+    configured scheduling policy."""
+
+    source: str
+    make: Make
+
+
+def _vllm_own(configured: str) -> WaitingRequestQueue[Any]:
+    """vLLM's own semantics for the configured policy (the default)."""
+    if configured == "priority":
+        return priority_queue(preempted_first=False)
+    return fcfs_queue()
+
+
+def _priority(configured: str) -> WaitingRequestQueue[Any]:
+    del configured
+    return priority_queue(preempted_first=False)
+
+
+def _priority_preempted_first(configured: str) -> WaitingRequestQueue[Any]:
+    del configured
+    return priority_queue(preempted_first=True)
+
+
+def _fcfs(configured: str) -> WaitingRequestQueue[Any]:
+    del configured
+    return fcfs_queue()
+
+
+def _short_first(configured: str, **arguments: Any) -> WaitingRequestQueue[Any]:
+    del configured
+    return short_request_first_queue(**arguments)
+
+
+#: Ready-made names: the constructor (of the configured policy) and the
+#: arguments it takes after ``name:`` (``key=value``, comma-separated).
+READY_MADE: Final[Mapping[str, tuple[Callable[..., WaitingRequestQueue[Any]], tuple[str, ...]]]] = {
+    "vllm": (_vllm_own, ()),
+    "fcfs": (_fcfs, ()),
+    "priority": (_priority, ()),
+    "priority-preempted-first": (_priority_preempted_first, ()),
+    "short-first": (_short_first, ("threshold", "long_max_wait_ms")),
+}
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _refused(value: str, reason: object) -> PolicyRefused:
+    return PolicyRefused(_one_line(f"{ENV_VAR}={value!r}: {reason}"))
+
+
+def _number(text: str) -> int | float:
+    """``"256"`` is an int, ``"0.5"`` a float; anything else a ``ValueError``."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)  # a ValueError names the text
+
+
+def _ready_made(value: str) -> Make:
+    name, _, rest = value.partition(":")
+    found = READY_MADE.get(name.strip())
+    if found is None:
+        raise _refused(
+            value,
+            f"unknown policy name {name.strip()!r}: the ready-made names are"
+            f" {', '.join(READY_MADE)}; a policy file's path ends in .json or holds a '/'",
+        )
+    make, accepted = found
+    arguments: dict[str, int | float] = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, equals, text = (side.strip() for side in item.partition("="))
+        if not equals or key not in accepted:
+            takes = f"takes {', '.join(accepted)}" if accepted else "takes no arguments"
+            raise _refused(value, f"{name.strip()} {takes} (name:key=value,...), not {item!r}")
+        try:
+            arguments[key] = _number(text)
+        except ValueError:
+            raise _refused(value, f"{key} must be a number, not {text!r}") from None
+    return functools.partial(make, **arguments)
+
+
+def _policy_file(value: str) -> Make:
+    try:
+        with open(value, encoding="utf-8") as file:  # not pathlib: the kernel contract forbids it
+            text = file.read(MAX_POLICY_BYTES + 1)
+    except (OSError, UnicodeDecodeError) as error:
+        raise _refused(value, f"cannot read the policy file: {error}") from None
+    if len(text) > MAX_POLICY_BYTES:
+        raise _refused(value, f"the policy file is larger than {MAX_POLICY_BYTES} bytes")
+    try:
+        policy: QueuePolicy = queue_from_policy(text).policy
+    except ValueError as error:
+        raise _refused(value, f"invalid policy file: {error}") from None
+    return functools.partial(_from_file, policy)
+
+
+def _from_file(policy: QueuePolicy, configured: str) -> WaitingRequestQueue[Any]:
+    del configured
+    return queue_from_policy(policy)
+
+
+def queue_choice(environ: Mapping[str, str] | None = None) -> QueueChoice:
+    """The queue choice :data:`ENV_VAR` names in ``environ`` (default ``os.environ``).
+
+    A bad value is a :class:`PolicyRefused` with a one-line message; a value
+    whose queue a constructor refuses (a negative threshold, a policy reading
+    an attribute the adapter does not know) is refused here too, since every
+    choice makes one queue of each configured policy before it is returned.
+
+    >>> queue_choice({}).source
+    'default: vLLM semantics of the configured policy'
+    >>> queue_choice({ENV_VAR: "short-first:threshold=512"}).make("fcfs").policy.path
+    'lanes'
+    >>> queue_choice({ENV_VAR: "fcfss"})
+    Traceback (most recent call last):
+    ...
+    policy.adapters.vllm_scheduler.PolicyRefused: POLICY_KERNEL_QUEUE='fcfss': unknown policy name 'fcfss': the ready-made names are vllm, fcfs, priority, priority-preempted-first, short-first; a policy file's path ends in .json or holds a '/'
+    """  # noqa: E501 - a doctest's expected line
+    value = (os.environ if environ is None else environ).get(ENV_VAR, "").strip()
+    if not value:
+        return QueueChoice("default: vLLM semantics of the configured policy", _vllm_own)
+    is_file = value.endswith(".json") or "/" in value or os.sep in value
+    make = _policy_file(value) if is_file else _ready_made(value)
+    for configured in ("fcfs", "priority"):
+        try:
+            make(configured)
+        except (TypeError, ValueError) as error:
+            raise _refused(value, error) from None
+    return QueueChoice(f"{'policy file' if is_file else 'ready-made'} {value!r}", make)
+
+
+def install_kernel_queues(scheduler: Any, choice: QueueChoice) -> WaitingRequestQueue[Any]:
+    """Give every queue ``scheduler`` built from vLLM's factory (``waiting`` and, from
+    vLLM 0.33 on, ``kv_holding_waiting``) a queue of ``choice`` for its configured
+    policy, through :func:`~policy.adapters.vllm.install_waiting_queue` and its
+    checks; log what it runs. Returns the ``waiting`` queue."""
+    configured = str(getattr(scheduler.policy, "value", scheduler.policy))
+    waiting = install_waiting_queue(scheduler, lambda: choice.make(configured))
+    replaced = [name for name in FACTORY_QUEUES if getattr(scheduler, name, None) is not None]
+    _LOG.info(
+        "policy-kernel queues: %s; configured policy %s; selection path %s; replaced %s",
+        choice.source,
+        configured,
+        waiting.policy.path,
+        ", ".join(replaced),
+    )
+    return waiting
+
+
+#: Where vLLM's two scheduler classes are: (module, class) by ``asynchronous``.
+_BASES: Final = {
+    False: ("vllm.v1.core.sched.scheduler", "Scheduler"),
+    True: ("vllm.v1.core.sched.async_scheduler", "AsyncScheduler"),
+}
+
+
+@functools.cache
+def kernel_scheduler_class(asynchronous: bool = False) -> type[Any]:
+    """``KernelScheduler``, a subclass of vLLM's ``Scheduler`` (with
+    ``asynchronous``, ``KernelAsyncScheduler``, of vLLM's ``AsyncScheduler``, for
+    async scheduling), made once; vLLM is imported now (an ``ImportError``
+    without it).
+
+    Its ``__init__`` reads :data:`ENV_VAR` first (a bad policy is refused before
+    vLLM's own start-up work), then runs vLLM's, then replaces the queues vLLM
+    built (:func:`install_kernel_queues`). Nothing else of vLLM's scheduler
+    changes. Named ``policy.adapters.vllm.KernelScheduler`` (where that module's
+    ``__getattr__`` finds it, and so pickle does too).
+    """
+    module, base_name = _BASES[asynchronous]
+    base: Any = getattr(importlib.import_module(module), base_name)
+    name = "KernelAsyncScheduler" if asynchronous else "KernelScheduler"
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        choice = queue_choice()
+        base.__init__(self, *args, **kwargs)
+        self.kernel_queue_choice = choice
+        install_kernel_queues(self, choice)
+
+    made: type[Any] = type(
+        name,
+        (base,),
+        {
+            "__init__": __init__,
+            "__module__": "policy.adapters.vllm",
+            "__qualname__": name,
+            "__doc__": f"vLLM's ``{base_name}`` with every waiting queue from the kernel"
+            f" policy named by ``{ENV_VAR}`` (docs/adapters.md).",
+        },
+    )
+    return made
