@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
-from oracle.bench.vllm_step import MAX_MODEL_LEN, Vllm
+from oracle.bench.vllm_step import Vllm, kv_cache_config, vllm_config
 
 #: The scheduler class an operator names (``--scheduler-cls``).
 KERNEL_SCHEDULER: Final = "policy.adapters.vllm.KernelScheduler"
@@ -105,31 +105,17 @@ def build(v: Vllm, folder: Path, setup: Setup) -> Any:
     """A scheduler as vLLM's engine core builds one: the class from
     ``SchedulerConfig.get_scheduler_cls()`` (so ``scheduler_cls`` is resolved by
     vLLM from its text), then ``Scheduler(vllm_config=..., ...)``."""
-    model = v.ModelConfig(
-        model=str(folder),
-        tokenizer=str(folder),
-        skip_tokenizer_init=True,
-        dtype="float32",
-        seed=0,
-        max_model_len=MAX_MODEL_LEN,
-    )
-    scheduler = v.SchedulerConfig(
+    config = vllm_config(
+        v,
+        folder,
+        setup.policy,
         max_num_seqs=setup.max_num_seqs,
         max_num_batched_tokens=setup.max_num_batched_tokens,
-        max_model_len=MAX_MODEL_LEN,
-        is_encoder_decoder=False,
-        policy=setup.policy,
+        block_size=BLOCK_SIZE,
+        prefix_caching=setup.prefix_caching,
         scheduler_cls=setup.scheduler_cls,
     )
-    cache = v.CacheConfig(block_size=BLOCK_SIZE, enable_prefix_caching=setup.prefix_caching)
-    config = v.VllmConfig(model_config=model, scheduler_config=scheduler, cache_config=cache)
-    config.cache_config.num_gpu_blocks = setup.blocks
-    spec = v.FullAttentionSpec(block_size=BLOCK_SIZE, num_kv_heads=1, head_size=1, dtype=v.float32)
-    kv_cache = v.KVCacheConfig(
-        num_blocks=setup.blocks,
-        kv_cache_tensors=[],
-        kv_cache_groups=[v.KVCacheGroupSpec(["layer"], spec)],
-    )
+    kv_cache = kv_cache_config(v, config, setup.blocks)
     made = config.scheduler_config.get_scheduler_cls()
     return made(
         vllm_config=config,
