@@ -254,7 +254,14 @@ def kernel_scheduler_class(asynchronous: bool = False) -> type[Any]:
     ``__getattr__`` finds it, and so pickle does too).
     """
     module, base_name = _BASES[asynchronous]
-    base: Any = getattr(importlib.import_module(module), base_name)
+    try:
+        base: Any = getattr(importlib.import_module(module), base_name)
+    except ImportError as error:
+        raise ImportError(
+            f"policy.adapters.vllm.{'KernelAsyncScheduler' if asynchronous else 'KernelScheduler'}"
+            f" needs vLLM ({error}): run it in vLLM's environment, where"
+            " pip install serving-policy-kernel (or -e .) installs this project"
+        ) from error
     name = "KernelAsyncScheduler" if asynchronous else "KernelScheduler"
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
