@@ -102,6 +102,31 @@ def test_a_preempted_request_is_re_admitted_before_newer_ones_under_fcfs(
     assert admitted.index("late") > [k for k, name in enumerate(admitted) if name == victim][1]
 
 
+def test_a_preempted_request_never_overtakes_a_better_priority_under_priority(
+    v: Vllm, folder: Path
+) -> None:
+    """vLLM's order (issue 17): a request preempted at priority 2 is re-admitted
+    after a waiting one at priority 0, never before (no preemption inversion)."""
+
+    def scenario(driver: Driver) -> list[Step]:
+        driver.add(
+            *(
+                Spec(f"r{k}", prompt=32, max_tokens=40, priority=p, arrival_time=float(k))
+                for k, p in enumerate((2, 1, 1))
+            )
+        )
+        steps = driver.run(2)
+        driver.add(Spec("urgent", prompt=16, max_tokens=4, priority=0, arrival_time=9.0))
+        return steps + driver.run_until_idle()
+
+    native, kernel = both(v, folder, Setup(policy="priority", max_num_seqs=3, blocks=8), scenario)
+    assert kernel == native
+    first = next(step for step in kernel if step.preempted)
+    assert first.preempted == ("r0",)
+    admitted = admissions(kernel)
+    assert admitted.index("urgent") < len(admitted) - 1 - admitted[::-1].index("r0")
+
+
 @pytest.mark.parametrize("policy", ["fcfs", "priority"])
 def test_reset_prefix_cache_preempts_every_running_request_and_re_admits_them(
     v: Vllm, folder: Path, policy: str
