@@ -233,52 +233,72 @@ def install_kernel_queues(scheduler: Any, choice: QueueChoice) -> WaitingRequest
     return waiting
 
 
-#: Where vLLM's two scheduler classes are: (module, class) by ``asynchronous``.
-_BASES: Final = {
-    False: ("vllm.v1.core.sched.scheduler", "Scheduler"),
-    True: ("vllm.v1.core.sched.async_scheduler", "AsyncScheduler"),
-}
+def _asynchronous(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+    """Whether the ``vllm_config`` a scheduler is made with asks for async scheduling."""
+    config = kwargs.get("vllm_config", args[0] if args else None)
+    return getattr(getattr(config, "scheduler_config", None), "async_scheduling", None) is True
+
+
+def kernel_scheduler_class(asynchronous: bool = False) -> type[Any]:
+    """``KernelScheduler``, a subclass of vLLM's ``Scheduler``; with
+    ``asynchronous``, ``KernelAsyncScheduler``, a subclass of it and of vLLM's
+    ``AsyncScheduler``. Made once; vLLM is imported then (without it, an
+    ``ImportError`` with a one-line message).
+
+    ``KernelScheduler(...)`` made with a configuration that asks for async
+    scheduling (``scheduler_config.async_scheduling``, vLLM's default where the
+    platform supports it) is a ``KernelAsyncScheduler``, as vLLM itself picks
+    ``AsyncScheduler`` then: one class path serves both. Their ``__init__``
+    reads :data:`ENV_VAR` first (a bad policy is refused before vLLM's own
+    start-up work), then runs vLLM's, then replaces the queues vLLM built
+    (:func:`install_kernel_queues`). Nothing else of vLLM's scheduler changes.
+    Both are named in ``policy.adapters.vllm`` (whose ``__getattr__`` finds
+    them, and so pickle does too).
+    """
+    return _classes()[asynchronous]
 
 
 @functools.cache
-def kernel_scheduler_class(asynchronous: bool = False) -> type[Any]:
-    """``KernelScheduler``, a subclass of vLLM's ``Scheduler`` (with
-    ``asynchronous``, ``KernelAsyncScheduler``, of vLLM's ``AsyncScheduler``, for
-    async scheduling), made once; vLLM is imported now (an ``ImportError``
-    without it).
-
-    Its ``__init__`` reads :data:`ENV_VAR` first (a bad policy is refused before
-    vLLM's own start-up work), then runs vLLM's, then replaces the queues vLLM
-    built (:func:`install_kernel_queues`). Nothing else of vLLM's scheduler
-    changes. Named ``policy.adapters.vllm.KernelScheduler`` (where that module's
-    ``__getattr__`` finds it, and so pickle does too).
-    """
-    module, base_name = _BASES[asynchronous]
+def _classes() -> dict[bool, type[Any]]:
     try:
-        base: Any = getattr(importlib.import_module(module), base_name)
+        scheduler: Any = importlib.import_module("vllm.v1.core.sched.scheduler").Scheduler
+        asynchronous: Any = importlib.import_module(
+            "vllm.v1.core.sched.async_scheduler"
+        ).AsyncScheduler
     except ImportError as error:
         raise ImportError(
-            f"policy.adapters.vllm.{'KernelAsyncScheduler' if asynchronous else 'KernelScheduler'}"
-            f" needs vLLM ({error}): run it in vLLM's environment, where"
-            " pip install serving-policy-kernel (or -e .) installs this project"
+            f"policy.adapters.vllm.KernelScheduler needs vLLM ({error}): run it in vLLM's"
+            " environment, where pip install serving-policy-kernel (or -e .) installs"
+            " this project"
         ) from error
-    name = "KernelAsyncScheduler" if asynchronous else "KernelScheduler"
+
+    def __new__(cls: type[Any], *args: Any, **kwargs: Any) -> Any:
+        if cls is kernel and _asynchronous(args, kwargs):
+            cls = kernel_async
+        return object.__new__(cls)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         choice = queue_choice()
-        base.__init__(self, *args, **kwargs)
+        super(kernel, self).__init__(*args, **kwargs)  # AsyncScheduler's, then Scheduler's
         self.kernel_queue_choice = choice
         install_kernel_queues(self, choice)
 
-    made: type[Any] = type(
-        name,
-        (base,),
-        {
-            "__init__": __init__,
+    def named(name: str, base: str) -> dict[str, object]:
+        return {
             "__module__": "policy.adapters.vllm",
             "__qualname__": name,
-            "__doc__": f"vLLM's ``{base_name}`` with every waiting queue from the kernel"
-            f" policy named by ``{ENV_VAR}`` (docs/adapters.md).",
-        },
+            "__doc__": f"vLLM's ``{base}`` with every waiting queue from the kernel policy"
+            f" named by ``{ENV_VAR}`` (docs/adapters.md).",
+        }
+
+    kernel: type[Any] = type(
+        "KernelScheduler",
+        (scheduler,),
+        {"__new__": __new__, "__init__": __init__, **named("KernelScheduler", "Scheduler")},
     )
-    return made
+    kernel_async: type[Any] = type(
+        "KernelAsyncScheduler",
+        (kernel, asynchronous),
+        named("KernelAsyncScheduler", "AsyncScheduler"),
+    )
+    return {False: kernel, True: kernel_async}

@@ -19,8 +19,8 @@ from policy.adapters.vllm_scheduler import (
     MAX_POLICY_BYTES,
     READY_MADE,
     PolicyRefused,
+    _classes,
     install_kernel_queues,
-    kernel_scheduler_class,
     queue_choice,
 )
 from tests.adapters.stand_ins import DequeQueue, FakeClock, Req
@@ -254,16 +254,16 @@ def test_the_class_without_vllm_is_one_clear_import_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "vllm", None)  # what an environment without vLLM gives
-    kernel_scheduler_class.cache_clear()
+    _classes.cache_clear()
     try:
         for name in ("KernelScheduler", "KernelAsyncScheduler"):
             with pytest.raises(ImportError) as refused:
                 getattr(adapter, name)
             message = str(refused.value)
             assert "\n" not in message
-            assert message.startswith(f"policy.adapters.vllm.{name} needs vLLM")
+            assert message.startswith("policy.adapters.vllm.KernelScheduler needs vLLM")
     finally:
-        kernel_scheduler_class.cache_clear()
+        _classes.cache_clear()
 
 
 def test_other_missing_names_are_attribute_errors() -> None:

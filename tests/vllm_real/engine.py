@@ -45,6 +45,8 @@ class Setup:
     max_num_batched_tokens: int = 512
     blocks: int = 256
     prefix_caching: bool = False
+    #: None: vLLM decides (off on this CPU platform); True as a GPU platform leaves it
+    async_scheduling: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +117,8 @@ def build(v: Vllm, folder: Path, setup: Setup) -> Any:
         prefix_caching=setup.prefix_caching,
         scheduler_cls=setup.scheduler_cls,
     )
+    if setup.async_scheduling is not None:  # after VllmConfig's checks, which turn it off here
+        config.scheduler_config.async_scheduling = setup.async_scheduling
     kv_cache = kv_cache_config(v, config, setup.blocks)
     made = config.scheduler_config.get_scheduler_cls()
     return made(

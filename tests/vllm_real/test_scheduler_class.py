@@ -43,15 +43,27 @@ def test_the_class_pickles_by_its_public_name() -> None:
     assert pickle.loads(pickle.dumps(made)) is made
 
 
-def test_the_async_class_is_vllms_async_scheduler_with_kernel_queues(v: Vllm, folder: Path) -> None:
-    made = adapter.KernelAsyncScheduler
-    setup = replace(Setup(), scheduler_cls="policy.adapters.vllm.KernelAsyncScheduler")
+@pytest.mark.parametrize("name", ["KernelScheduler", "KernelAsyncScheduler"])
+def test_with_async_scheduling_it_is_vllms_async_scheduler_with_kernel_queues(
+    v: Vllm, folder: Path, name: str
+) -> None:
+    setup = Setup(scheduler_cls=f"policy.adapters.vllm.{name}", async_scheduling=True)
     with queue_env("short-first"):
         scheduler = build(v, folder, setup)
+    made = adapter.KernelAsyncScheduler
     assert type(scheduler) is made
-    assert type(scheduler).__mro__[1].__name__ == "AsyncScheduler"
+    assert isinstance(scheduler, adapter.KernelScheduler)
+    async_scheduler = type(scheduler).__mro__[2]
+    assert async_scheduler.__name__ == "AsyncScheduler"
+    assert hasattr(scheduler, "decode_stagger")  # AsyncScheduler's __init__ ran
     assert scheduler.waiting.policy.path == "lanes"
     assert scheduler.kv_holding_waiting.policy.path == "lanes"
+    assert pickle.loads(pickle.dumps(made)) is made
+
+
+def test_without_async_scheduling_it_is_vllms_scheduler(v: Vllm, folder: Path) -> None:
+    setup = Setup(scheduler_cls=KERNEL_SCHEDULER, async_scheduling=False)
+    assert type(build(v, folder, setup)) is adapter.KernelScheduler
 
 
 def test_it_logs_the_policy_and_the_selection_path(v: Vllm, folder: Path) -> None:

@@ -9,6 +9,9 @@ priority keys), aborts of waiting or running requests, and now and then
 ``reset_prefix_cache(reset_running_requests=True)``; the KV cache is small, so
 the scheduler preempts. Every step must schedule, admit, preempt and finish the
 same requests in the same order, and leave both queues in the same order.
+Two seeds run with async scheduling too (vLLM's ``AsyncScheduler`` against the
+``KernelAsyncScheduler`` that ``KernelScheduler`` becomes then), stepped one
+step at a time.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from tests.vllm_real.engine import Driver, Setup, Spec, kernel_driver, native_dr
 pytest.importorskip("vllm")
 
 SEEDS = range(6)
+#: Seeds also run with async scheduling (vLLM's AsyncScheduler and KernelAsyncScheduler).
+ASYNC_SEEDS = range(2)
 STEPS = 120
 
 
@@ -45,10 +50,13 @@ def _actions(rng: random.Random, serial: int, clock: float) -> tuple[list[Spec],
     return specs, serial, clock
 
 
+RUNS = [(seed, False) for seed in SEEDS] + [(seed, True) for seed in ASYNC_SEEDS]
+
+
 @pytest.mark.parametrize("policy", ["fcfs", "priority"])
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("seed", "async_scheduling"), RUNS)
 def test_a_seeded_run_agrees_with_vllms_own_queue_at_every_step(
-    v: Vllm, folder: Path, policy: str, seed: int
+    v: Vllm, folder: Path, policy: str, seed: int, async_scheduling: bool
 ) -> None:
     setup = Setup(
         policy=policy,
@@ -56,12 +64,19 @@ def test_a_seeded_run_agrees_with_vllms_own_queue_at_every_step(
         max_num_batched_tokens=64,
         blocks=20,
         prefix_caching=True,
+        async_scheduling=async_scheduling,  # AsyncScheduler against KernelAsyncScheduler
     )
     drivers: tuple[Driver, Driver] = (
         native_driver(v, folder, setup),
         kernel_driver(v, folder, setup),
     )
     native, kernel = drivers
+    assert type(kernel.scheduler).__name__ == (
+        "KernelAsyncScheduler" if async_scheduling else "KernelScheduler"
+    )
+    assert type(native.scheduler).__name__ == (
+        "AsyncScheduler" if async_scheduling else "Scheduler"
+    )
     rng = random.Random(f"vllm-real-{policy}-{seed}")
     serial, clock = 0, 0.0
     preempted = admitted = 0
