@@ -5,11 +5,13 @@ An operator selects it without editing vLLM (``SchedulerConfig.scheduler_cls``):
     POLICY_KERNEL_QUEUE=short-first vllm serve MODEL \\
         --scheduler-cls policy.adapters.vllm.KernelScheduler
 
-It is exposed as ``policy.adapters.vllm.KernelScheduler`` and made on first use
-(:func:`kernel_scheduler_class`), so that ``policy.adapters.vllm`` and this
-module import without vLLM; vLLM's ``Scheduler`` is then looked up with
-``importlib`` and typed ``Any`` (vLLM is not installed where this project is
-type-checked).
+It is exposed as ``policy.adapters.vllm.KernelScheduler`` (and, for async
+scheduling, ``KernelAsyncScheduler``, which ``KernelScheduler`` becomes when
+async scheduling is on) and made on first use (:func:`kernel_scheduler_class`),
+so that ``policy.adapters.vllm`` and this module import without vLLM; vLLM's
+classes are then looked up with ``importlib`` and typed ``Any`` (vLLM is not
+installed where this project is type-checked), and the subclasses are made
+with ``type(...)``, so no ``type: ignore`` is needed for an ``Any`` base.
 
 The policy is named by the environment variable :data:`ENV_VAR`
 (:func:`queue_choice` reads it): unset or empty, vLLM's own semantics for the
@@ -267,9 +269,8 @@ def _classes() -> dict[bool, type[Any]]:
         ).AsyncScheduler
     except ImportError as error:
         raise ImportError(
-            f"policy.adapters.vllm.KernelScheduler needs vLLM ({error}): run it in vLLM's"
-            " environment, where pip install serving-policy-kernel (or -e .) installs"
-            " this project"
+            f"policy.adapters.vllm.KernelScheduler needs vLLM ({error}): install this"
+            " project into vLLM's environment (pip install /path/to/serving-policy-kernel)"
         ) from error
 
     def __new__(cls: type[Any], *args: Any, **kwargs: Any) -> Any:
