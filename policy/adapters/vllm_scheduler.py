@@ -13,8 +13,10 @@ classes are then looked up with ``importlib`` and typed ``Any`` (vLLM is not
 installed where this project is type-checked), and the subclasses are made
 with ``type(...)``, so no ``type: ignore`` is needed for an ``Any`` base.
 
-The policy is named by the environment variable :data:`ENV_VAR`
-(:func:`queue_choice` reads it): unset or empty, vLLM's own semantics for the
+The policy is named by the environment variable :data:`ENV_VAR`, or, when it
+is unset or empty, by vLLM's ``additional_config[CONFIG_KEY]``
+(``--additional-config '{"policy_kernel_queue": "short-first"}'``;
+:func:`queue_choice` reads both): neither, vLLM's own semantics for the
 scheduler's configured ``policy`` (``fcfs``: ``fcfs_queue()``; ``priority``:
 ``priority_queue(preempted_first=False)``, which re-inserts a preempted
 request by its keys as vLLM's heap does); a ready-made name
@@ -53,6 +55,7 @@ from policy.adapters.vllm import (
 from policy.waiting import QueuePolicy
 
 __all__ = [
+    "CONFIG_KEY",
     "ENV_VAR",
     "READY_MADE",
     "PolicyRefused",
@@ -64,6 +67,9 @@ __all__ = [
 
 #: The environment variable that names the policy.
 ENV_VAR: Final = "POLICY_KERNEL_QUEUE"
+#: The key of vLLM's ``additional_config`` (``--additional-config``) that names it
+#: when the environment variable is unset or empty.
+CONFIG_KEY: Final = "policy_kernel_queue"
 
 #: The logger: a child of vLLM's ``vllm`` logger, whose handler ``vllm serve`` configures.
 _LOG: Final = logging.getLogger("vllm.policy_kernel")
@@ -76,8 +82,9 @@ Make = Callable[[str], WaitingRequestQueue[Any]]
 
 
 class PolicyRefused(ValueError):
-    """A policy the scheduler will not run: the message is one line naming
-    :data:`ENV_VAR`, its value and the reason."""
+    """A policy the scheduler will not run: the message is one line naming where
+    it was named (:data:`ENV_VAR`, or ``additional_config[CONFIG_KEY]``), the
+    value and the reason."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,10 +139,6 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def _refused(value: str, reason: object) -> PolicyRefused:
-    return PolicyRefused(_one_line(f"{ENV_VAR}={value!r}: {reason}"))
-
-
 def _number(text: str) -> int | float:
     """``"256"`` is an int, ``"0.5"`` a float; anything else a ``ValueError``."""
     try:
@@ -145,13 +148,13 @@ def _number(text: str) -> int | float:
 
 
 def _ready_made(value: str) -> Make:
+    """The ready-made queue ``value`` names; a ``ValueError`` with the reason."""
     name, _, rest = value.partition(":")
     found = READY_MADE.get(name.strip())
     if found is None:
-        raise _refused(
-            value,
+        raise ValueError(
             f"unknown policy name {name.strip()!r}: the ready-made names are"
-            f" {', '.join(READY_MADE)}; a policy file's path ends in .json or holds a '/'",
+            f" {', '.join(READY_MADE)}; a policy file's path ends in .json or holds a '/'"
         )
     make, accepted = found
     arguments: dict[str, int | float] = {}
@@ -159,26 +162,27 @@ def _ready_made(value: str) -> Make:
         key, equals, text = (side.strip() for side in item.partition("="))
         if not equals or key not in accepted:
             takes = f"takes {', '.join(accepted)}" if accepted else "takes no arguments"
-            raise _refused(value, f"{name.strip()} {takes} (name:key=value,...), not {item!r}")
+            raise ValueError(f"{name.strip()} {takes} (name:key=value,...), not {item!r}")
         try:
             arguments[key] = _number(text)
         except ValueError:
-            raise _refused(value, f"{key} must be a number, not {text!r}") from None
+            raise ValueError(f"{key} must be a number, not {text!r}") from None
     return functools.partial(make, **arguments)
 
 
 def _policy_file(value: str) -> Make:
+    """The queues of the policy file at ``value``; a ``ValueError`` with the reason."""
     try:
         with open(value, encoding="utf-8") as file:  # not pathlib: the kernel contract forbids it
             text = file.read(MAX_POLICY_BYTES + 1)
     except (OSError, UnicodeDecodeError) as error:
-        raise _refused(value, f"cannot read the policy file: {error}") from None
+        raise ValueError(f"cannot read the policy file: {error}") from None
     if len(text) > MAX_POLICY_BYTES:
-        raise _refused(value, f"the policy file is larger than {MAX_POLICY_BYTES} bytes")
+        raise ValueError(f"the policy file is larger than {MAX_POLICY_BYTES} bytes")
     try:
         policy: QueuePolicy = queue_from_policy(text).policy
     except ValueError as error:
-        raise _refused(value, f"invalid policy file: {error}") from None
+        raise ValueError(f"invalid policy file: {error}") from None
     return functools.partial(_from_file, policy)
 
 
@@ -187,34 +191,61 @@ def _from_file(policy: QueuePolicy, configured: str) -> WaitingRequestQueue[Any]
     return queue_from_policy(policy)
 
 
-def queue_choice(environ: Mapping[str, str] | None = None) -> QueueChoice:
-    """The queue choice :data:`ENV_VAR` names in ``environ`` (default ``os.environ``).
+def _named(environ: Mapping[str, str], additional_config: object) -> tuple[str, object] | None:
+    """Where the policy is named and the value found there: :data:`ENV_VAR` when it
+    is set and not empty, else vLLM's ``additional_config[CONFIG_KEY]`` when
+    present; None for neither."""
+    value = environ.get(ENV_VAR, "").strip()
+    if value:
+        return ENV_VAR, value
+    if isinstance(additional_config, Mapping) and CONFIG_KEY in additional_config:
+        return f"additional_config[{CONFIG_KEY!r}]", additional_config[CONFIG_KEY]
+    return None
 
-    A bad value is a :class:`PolicyRefused` with a one-line message; a value
-    whose queue a constructor refuses (a negative threshold, a policy reading
-    an attribute the adapter does not know) is refused here too, since every
-    choice makes one queue of each configured policy before it is returned.
+
+def queue_choice(
+    environ: Mapping[str, str] | None = None, additional_config: object = None
+) -> QueueChoice:
+    """The queue choice named by :data:`ENV_VAR` in ``environ`` (default
+    ``os.environ``), or else by ``additional_config[CONFIG_KEY]`` (vLLM's
+    ``--additional-config``); neither: vLLM's own semantics.
+
+    A bad value is a :class:`PolicyRefused` with a one-line message naming where
+    the value came from; a value whose queue a constructor refuses (a negative
+    threshold, a policy reading an attribute the adapter does not know) is
+    refused here too, since every choice makes one queue of each configured
+    policy before it is returned.
 
     >>> queue_choice({}).source
     'default: vLLM semantics of the configured policy'
     >>> queue_choice({ENV_VAR: "short-first:threshold=512"}).make("fcfs").policy.path
     'lanes'
+    >>> queue_choice({}, {CONFIG_KEY: "priority"}).source
+    "ready-made 'priority' (additional_config['policy_kernel_queue'])"
     >>> queue_choice({ENV_VAR: "fcfss"})
     Traceback (most recent call last):
     ...
     policy.adapters.vllm_scheduler.PolicyRefused: POLICY_KERNEL_QUEUE='fcfss': unknown policy name 'fcfss': the ready-made names are vllm, fcfs, priority, priority-preempted-first, short-first; a policy file's path ends in .json or holds a '/'
     """  # noqa: E501 - a doctest's expected line
-    value = (os.environ if environ is None else environ).get(ENV_VAR, "").strip()
-    if not value:
+    named = _named(os.environ if environ is None else environ, additional_config)
+    if named is None:
         return QueueChoice("default: vLLM semantics of the configured policy", _vllm_own)
+    where, found = named
+    if not isinstance(found, str) or not found.strip():
+        raise PolicyRefused(
+            _one_line(f"{where}={found!r}: must be a policy name or a policy file's path")
+        )
+    value = found.strip()
     is_file = value.endswith(".json") or "/" in value or os.sep in value
-    make = _policy_file(value) if is_file else _ready_made(value)
-    for configured in ("fcfs", "priority"):
-        try:
+    try:
+        make = _policy_file(value) if is_file else _ready_made(value)
+        for configured in ("fcfs", "priority"):
             make(configured)
-        except (TypeError, ValueError) as error:
-            raise _refused(value, error) from None
-    return QueueChoice(f"{'policy file' if is_file else 'ready-made'} {value!r}", make)
+    except (TypeError, ValueError) as error:
+        raise PolicyRefused(_one_line(f"{where}={value!r}: {error}")) from None
+    kind = "policy file" if is_file else "ready-made"
+    source = f"{kind} {value!r}" + ("" if where == ENV_VAR else f" ({where})")
+    return QueueChoice(source, make)
 
 
 def install_kernel_queues(scheduler: Any, choice: QueueChoice) -> WaitingRequestQueue[Any]:
@@ -235,9 +266,14 @@ def install_kernel_queues(scheduler: Any, choice: QueueChoice) -> WaitingRequest
     return waiting
 
 
+def _config(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+    """The ``vllm_config`` a scheduler is made with (None if there is none)."""
+    return kwargs.get("vllm_config", args[0] if args else None)
+
+
 def _asynchronous(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
     """Whether the ``vllm_config`` a scheduler is made with asks for async scheduling."""
-    config = kwargs.get("vllm_config", args[0] if args else None)
+    config = _config(args, kwargs)
     return getattr(getattr(config, "scheduler_config", None), "async_scheduling", None) is True
 
 
@@ -279,7 +315,8 @@ def _classes() -> dict[bool, type[Any]]:
         return object.__new__(cls)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        choice = queue_choice()
+        config = _config(args, kwargs)
+        choice = queue_choice(additional_config=getattr(config, "additional_config", None))
         super(kernel, self).__init__(*args, **kwargs)  # AsyncScheduler's, then Scheduler's
         self.kernel_queue_choice = choice
         install_kernel_queues(self, choice)

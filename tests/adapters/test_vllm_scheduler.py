@@ -15,6 +15,7 @@ import pytest
 from policy.adapters import vllm as adapter
 from policy.adapters.vllm import WaitingRequestQueue, fcfs_queue, install_waiting_queue
 from policy.adapters.vllm_scheduler import (
+    CONFIG_KEY,
     ENV_VAR,
     MAX_POLICY_BYTES,
     READY_MADE,
@@ -161,6 +162,39 @@ def test_the_environment_is_read_when_none_is_given(monkeypatch: pytest.MonkeyPa
     assert queue_choice().source == "ready-made 'short-first'"
     monkeypatch.delenv(ENV_VAR)
     assert queue_choice().source.startswith("default")
+
+
+def test_vllms_additional_config_names_the_policy_when_the_variable_does_not() -> None:
+    config = {CONFIG_KEY: "short-first:threshold=64", "other": 1}
+    choice = queue_choice({}, config)
+    assert (
+        choice.source
+        == "ready-made 'short-first:threshold=64' (additional_config['policy_kernel_queue'])"
+    )
+    assert choice.make("fcfs").policy.path == "lanes"
+    assert queue_choice({ENV_VAR: ""}, config).make("fcfs").policy.path == "lanes"
+    assert (
+        queue_choice({ENV_VAR: "fcfs"}, config).source == "ready-made 'fcfs'"
+    )  # the variable wins
+    assert queue_choice({}, {"other": 1}).source.startswith("default")
+    assert queue_choice({}, None).source.startswith("default")
+    assert queue_choice({}, "not a mapping").source.startswith("default")
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("fifo", "additional_config['policy_kernel_queue']='fifo': unknown policy name 'fifo'"),
+        (3, "additional_config['policy_kernel_queue']=3: must be a policy name or a policy file"),
+        ("", "additional_config['policy_kernel_queue']='': must be a policy name"),
+    ],
+)
+def test_a_bad_additional_config_value_is_refused_in_one_line(value: object, reason: str) -> None:
+    with pytest.raises(PolicyRefused) as refused:
+        queue_choice({}, {CONFIG_KEY: value})
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith(reason)
 
 
 def _scheduler(policy: str = "priority", **queues: object) -> SimpleNamespace:

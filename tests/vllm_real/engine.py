@@ -47,6 +47,8 @@ class Setup:
     prefix_caching: bool = False
     #: None: vLLM decides (off on this CPU platform); True as a GPU platform leaves it
     async_scheduling: bool | None = None
+    #: ``additional_config["policy_kernel_queue"]`` (``--additional-config``), if not None
+    config_queue: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,8 @@ def build(v: Vllm, folder: Path, setup: Setup) -> Any:
     )
     if setup.async_scheduling is not None:  # after VllmConfig's checks, which turn it off here
         config.scheduler_config.async_scheduling = setup.async_scheduling
+    if setup.config_queue is not None:
+        config.additional_config = {"policy_kernel_queue": setup.config_queue}
     kv_cache = kv_cache_config(v, config, setup.blocks)
     made = config.scheduler_config.get_scheduler_cls()
     return made(

@@ -94,6 +94,17 @@ def test_it_logs_the_policy_and_the_selection_path(v: Vllm, folder: Path) -> Non
         assert needed in message, message
 
 
+def test_vllms_additional_config_names_the_policy(v: Vllm, folder: Path) -> None:
+    setup = Setup(config_queue="short-first:threshold=64")
+    scheduler = kernel_driver(v, folder, setup).scheduler
+    assert scheduler.waiting.policy.path == "lanes"
+    assert scheduler.kernel_queue_choice.source.endswith(
+        "(additional_config['policy_kernel_queue'])"
+    )
+    with pytest.raises(PolicyRefused, match=r"^additional_config\['policy_kernel_queue'\]='x'"):
+        kernel_driver(v, folder, replace(setup, config_queue="x"))
+
+
 @pytest.mark.parametrize(
     ("value", "reason"),
     [
