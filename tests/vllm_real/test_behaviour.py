@@ -24,8 +24,8 @@ from tests.vllm_real.engine import (
 pytest.importorskip("vllm")
 
 
-def _arrivals(count: int, **fields: int) -> list[Spec]:
-    return [Spec(f"r{k}", arrival_time=float(k), **fields) for k in range(count)]  # type: ignore[arg-type]
+def _arrivals(count: int, max_tokens: int) -> list[Spec]:
+    return [Spec(f"r{k}", max_tokens=max_tokens, arrival_time=float(k)) for k in range(count)]
 
 
 def test_fcfs_admits_in_arrival_order(v: Vllm, folder: Path) -> None:
