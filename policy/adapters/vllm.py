@@ -740,7 +740,7 @@ else:
         """``KernelScheduler`` and ``KernelAsyncScheduler``, made on first use: this
         module imports without vLLM."""
         if name in ("KernelScheduler", "KernelAsyncScheduler"):
-            from policy.adapters.vllm_scheduler import kernel_scheduler_class  # noqa: PLC0415 - needs vLLM
+            from policy.adapters.vllm_scheduler import kernel_scheduler_class  # noqa: PLC0415 - it imports this module
 
             return kernel_scheduler_class(asynchronous=name == "KernelAsyncScheduler")
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
