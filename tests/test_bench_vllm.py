@@ -21,6 +21,7 @@ def test_the_module_imports_without_vllm() -> None:
     probe = (
         "import sys\n"
         "import oracle.bench.vllm_step, oracle.cli\n"
+        "import policy.adapters.vllm, policy.adapters.vllm_scheduler  # KernelScheduler's\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] == 'vllm'))\n"
     )
     done = subprocess.run(

@@ -48,7 +48,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Final, TextIO
 
 from oracle.bench.run import machine
@@ -213,9 +212,20 @@ def model_folder(folder: Path) -> Path:
     return folder
 
 
-def vllm_config(v: Vllm, folder: Path, policy: str) -> Any:
-    """vLLM's configuration for ``policy``: no tokenizer, dummy weights, room for
-    ``BATCH`` admissions per step (``max_num_seqs`` is the binding limit)."""
+def vllm_config(
+    v: Vllm,
+    folder: Path,
+    policy: str,
+    *,
+    max_num_seqs: int = BATCH,
+    max_num_batched_tokens: int = 2 * BATCH * PROMPT_TOKENS,
+    block_size: int = BLOCK_SIZE,
+    prefix_caching: bool = False,
+    scheduler_cls: str | None = None,
+) -> Any:
+    """vLLM's configuration for ``policy``: no tokenizer, dummy weights; by default
+    room for ``BATCH`` admissions per step (``max_num_seqs`` is the binding limit).
+    The tests against the real scheduler (tests/vllm_real) pass their own limits."""
     model = v.ModelConfig(
         model=str(folder),
         tokenizer=str(folder),
@@ -225,31 +235,37 @@ def vllm_config(v: Vllm, folder: Path, policy: str) -> Any:
         max_model_len=MAX_MODEL_LEN,
     )
     scheduler = v.SchedulerConfig(
-        max_num_seqs=BATCH,
-        max_num_batched_tokens=2 * BATCH * PROMPT_TOKENS,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
         max_model_len=MAX_MODEL_LEN,
         is_encoder_decoder=False,
         policy=policy,
+        scheduler_cls=scheduler_cls,
     )
-    cache = v.CacheConfig(block_size=BLOCK_SIZE, enable_prefix_caching=False)
+    cache = v.CacheConfig(block_size=block_size, enable_prefix_caching=prefix_caching)
     return v.VllmConfig(model_config=model, scheduler_config=scheduler, cache_config=cache)
+
+
+def kv_cache_config(v: Vllm, config: Any, blocks: int) -> Any:
+    """``blocks`` KV blocks of one full-attention group for ``config`` (whose
+    ``num_gpu_blocks`` it sets too, as vLLM's engine core does after profiling)."""
+    block_size = config.cache_config.block_size
+    config.cache_config.num_gpu_blocks = blocks
+    spec = v.FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=v.float32)
+    return v.KVCacheConfig(
+        num_blocks=blocks,
+        kv_cache_tensors=[],
+        kv_cache_groups=[v.KVCacheGroupSpec(["layer"], spec)],
+    )
 
 
 def build_scheduler(v: Vllm, config: Any, drop_in: bool) -> Any:
     """A ``Scheduler`` on ``config`` with KV blocks for 4 blocks per admitted request;
     with ``drop_in``, the adapter's queue (``fcfs_queue()`` or ``priority_queue()``)
     installed on ``waiting`` and on ``kv_holding_waiting`` before any request."""
-    blocks = 4 * BATCH + 1
-    config.cache_config.num_gpu_blocks = blocks
-    spec = v.FullAttentionSpec(block_size=BLOCK_SIZE, num_kv_heads=1, head_size=1, dtype=v.float32)
-    kv_cache = v.KVCacheConfig(
-        num_blocks=blocks,
-        kv_cache_tensors=[],
-        kv_cache_groups=[v.KVCacheGroupSpec(["layer"], spec)],
-    )
     scheduler = v.Scheduler(
         vllm_config=config,
-        kv_cache_config=kv_cache,
+        kv_cache_config=kv_cache_config(v, config, 4 * BATCH + 1),
         structured_output_manager=v.StructuredOutputManager(config),
         block_size=BLOCK_SIZE,
         log_stats=False,
@@ -258,10 +274,7 @@ def build_scheduler(v: Vllm, config: Any, drop_in: bool) -> Any:
         make: Callable[[], WaitingRequestQueue[Any]] = (
             priority_queue if config.scheduler_config.policy == "priority" else fcfs_queue
         )
-        install_waiting_queue(scheduler, make())
-        # the second queue through the same installer's checks (empty before, empty queue)
-        second = SimpleNamespace(waiting=scheduler.kv_holding_waiting)
-        scheduler.kv_holding_waiting = install_waiting_queue(second, make())
+        install_waiting_queue(scheduler, make)  # a queue of its own on each queue vLLM built
     return scheduler
 
 

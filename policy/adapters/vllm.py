@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from returns.result import Failure, Result
 
@@ -626,21 +626,39 @@ def short_request_first_queue(
 # --- installing ----------------------------------------------------------------------
 
 
-def install_waiting_queue(
-    scheduler: Any, queue: WaitingRequestQueue[Any]
-) -> WaitingRequestQueue[Any]:
-    """Make ``queue`` the ``waiting`` queue of a vLLM-like ``scheduler``.
+#: The queues vLLM's ``Scheduler`` builds from its factory (``create_request_queue``):
+#: ``waiting`` always, ``kv_holding_waiting`` from vLLM 0.33 on.
+FACTORY_QUEUES: Final = ("waiting", "kv_holding_waiting")
 
-    Refused with a ``RuntimeError`` while the scheduler's current waiting queue
-    still holds requests (they would be lost), or when ``queue`` itself holds
-    requests (the scheduler does not know them). Installing the queue that is
-    already installed does nothing. Returns ``queue``.
+
+def install_waiting_queue(
+    scheduler: Any,
+    queue: WaitingRequestQueue[Any] | Callable[[], WaitingRequestQueue[Any]],
+) -> WaitingRequestQueue[Any]:
+    """Make ``queue`` the ``waiting`` queue of a vLLM-like ``scheduler``; or, when
+    ``queue`` is a function that makes a queue (``fcfs_queue``, a ``lambda``),
+    give every queue the scheduler built from vLLM's factory (:data:`FACTORY_QUEUES`
+    it has) a queue of its own, all or none.
+
+    Refused with a ``RuntimeError`` while a queue to replace still holds
+    requests (they would be lost), when a queue to install holds requests (the
+    scheduler does not know them), and when ``queue`` is one queue but the
+    scheduler also has ``kv_holding_waiting`` (one queue cannot be two; pass
+    the function). Installing the queue that is already installed does
+    nothing. Returns the ``waiting`` queue.
 
     >>> from types import SimpleNamespace
     >>> scheduler = SimpleNamespace(waiting=[])
     >>> install_waiting_queue(scheduler, fcfs_queue()) is scheduler.waiting
     True
+    >>> scheduler = SimpleNamespace(waiting=[], kv_holding_waiting=[])
+    >>> install_waiting_queue(scheduler, fcfs_queue) is scheduler.waiting
+    True
+    >>> scheduler.kv_holding_waiting
+    WaitingRequestQueue(path='fifo', waiting=0)
     """
+    if not isinstance(queue, WaitingRequestQueue) and callable(queue):
+        return _install_made(scheduler, queue)
     if not isinstance(queue, WaitingRequestQueue):
         raise TypeError(f"queue must be a WaitingRequestQueue, not {type(queue).__name__}")
     try:
@@ -651,6 +669,19 @@ def install_waiting_queue(
         ) from None
     if current is queue:
         return queue
+    if getattr(scheduler, FACTORY_QUEUES[1], None) is not None:
+        raise RuntimeError(
+            f"the scheduler also has {FACTORY_QUEUES[1]}: pass a function that makes a"
+            " queue (install_waiting_queue(scheduler, fcfs_queue)), so each gets its own"
+        )
+    _check_replaceable(current, queue)
+    scheduler.waiting = queue
+    _LOG.info("installed %r as the scheduler's waiting queue", queue)
+    return queue
+
+
+def _check_replaceable(current: object, queue: WaitingRequestQueue[Any]) -> None:
+    """Refuse to replace a queue that holds requests, or to install one that does."""
     if current:
         held = len(current) if isinstance(current, Sized) else "some"
         raise RuntimeError(
@@ -662,6 +693,54 @@ def install_waiting_queue(
             f"the queue to install already holds {len(queue)} request(s) the scheduler"
             " does not know"
         )
-    scheduler.waiting = queue
-    _LOG.info("installed %r as the scheduler's waiting queue", queue)
-    return queue
+
+
+def _install_made(
+    scheduler: Any, make: Callable[[], WaitingRequestQueue[Any]]
+) -> WaitingRequestQueue[Any]:
+    """:func:`install_waiting_queue` with a function: a new queue for each queue of
+    :data:`FACTORY_QUEUES` the scheduler has, each checked as one queue is, then
+    all installed at once (none when one is refused)."""
+    if not hasattr(scheduler, FACTORY_QUEUES[0]):
+        raise TypeError(f"scheduler must have a waiting queue, not {type(scheduler).__name__}")
+    made: dict[str, WaitingRequestQueue[Any]] = {}
+    for name in FACTORY_QUEUES:
+        current = getattr(scheduler, name, None)
+        if current is None and name != FACTORY_QUEUES[0]:
+            continue  # a scheduler before vLLM 0.33: no second queue
+        queue = make()
+        if not isinstance(queue, WaitingRequestQueue):
+            raise TypeError(f"make must return a WaitingRequestQueue, not {type(queue).__name__}")
+        if any(queue is other for other in made.values()):
+            raise RuntimeError(
+                f"{name}: make returned the same queue twice (one queue cannot be two)"
+            )
+        if current is not queue:
+            try:
+                _check_replaceable(current, queue)
+            except RuntimeError as refused:
+                raise RuntimeError(f"{name}: {refused}") from None
+        made[name] = queue
+    for name, queue in made.items():
+        setattr(scheduler, name, queue)
+    _LOG.info("installed %r on the scheduler's %s", made[FACTORY_QUEUES[0]], " and ".join(made))
+    return made[FACTORY_QUEUES[0]]
+
+
+# --- the scheduler class (needs vLLM; made on first use) -----------------------------
+
+if TYPE_CHECKING:
+    #: vLLM's ``Scheduler`` (``AsyncScheduler``) with every waiting queue from a kernel
+    #: policy (policy/adapters/vllm_scheduler.py; docs/adapters.md, "vllm serve").
+    KernelScheduler: type[Any]
+    KernelAsyncScheduler: type[Any]
+else:
+
+    def __getattr__(name: str) -> Any:
+        """``KernelScheduler`` and ``KernelAsyncScheduler``, made on first use: this
+        module imports without vLLM."""
+        if name in ("KernelScheduler", "KernelAsyncScheduler"):
+            from policy.adapters.vllm_scheduler import kernel_scheduler_class  # noqa: PLC0415 - it imports this module
+
+            return kernel_scheduler_class(asynchronous=name == "KernelAsyncScheduler")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,8 @@
 tests/test_architecture.py shows each contract failing once (a kernel module
 importing the adapter breaks ``adapters-above-kernel``); here, the exception
 itself: the adapter may import ``time`` and ``logging`` and nothing else the
-kernel may not.
+kernel may not; KernelScheduler's module (``policy.adapters.vllm_scheduler``)
+``os`` and ``logging``, and nothing else.
 """
 
 from __future__ import annotations
@@ -28,3 +29,12 @@ def test_the_adapter_may_not_import_other_impure_modules(tmp_path: Path, module:
 def test_the_adapters_package_may_not_import_the_clock(tmp_path: Path) -> None:
     report = _lint(tmp_path, ("policy/adapters/__init__.py", "import time"))
     assert f"{PURE} BROKEN" in report, report
+
+
+@pytest.mark.parametrize("module", ["time", "random", "pathlib", "subprocess"])
+def test_the_scheduler_module_may_not_import_other_impure_modules(
+    tmp_path: Path, module: str
+) -> None:
+    report = _lint(tmp_path, ("policy/adapters/vllm_scheduler.py", f"import {module}"))
+    assert f"{PURE} BROKEN" in report, report
+    assert f"{ABOVE} KEPT" in report, report
