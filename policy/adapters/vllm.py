@@ -21,7 +21,15 @@ harness. It holds:
   evaluated at selection the clock may have moved in between, so ``pop_request``
   takes the pinned entry instead of selecting again. Any add, prepend or
   remove clears the pin (only the adapter changes ``_queue``, so a pin, when
-  set, is always still waiting).
+  set, is always still waiting);
+- ``_lock``: a ``threading.Lock`` held across every read-modify-write of
+  ``_queue``, the pin, the serial and the statistics, the whole operation
+  (peek's selection and its pin, pop's selection and removal, a batch's
+  build and commit). Reading the request's id and attributes (the getters)
+  happens before the lock is taken; the clock is read under it, so enqueue
+  times rise in queue order. Operations that only read the held version
+  (``len``, ``bool``, ``in``, iteration) load the one reference once and take
+  no lock: every version is immutable.
 
 What it differs in from vLLM's queues and from vLLM-Ascend's
 ShortRequestFirst queue, and why, is listed in docs/adapters.md.
@@ -30,14 +38,16 @@ The clock is injected (default ``time.monotonic``), and ``waited`` is measured
 on it from when the adapter received the request; the adapter logs through
 ``logging`` (the logger ``policy.adapters.vllm``). The kernel does neither;
 pyproject.toml's ``kernel-pure`` contract allows exactly this module's
-``time`` and ``logging`` imports. Not thread-safe, like vLLM's queues: the
-scheduler's one thread owns it.
+``time``, ``logging`` and ``threading`` imports. Safe under concurrent use
+(vLLM's deque loses nothing when two threads add; neither does this queue);
+the lock costs about 0.1 µs per operation (docs/adapters.md, "Cost").
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass
@@ -199,6 +209,7 @@ class WaitingRequestQueue(Generic[R]):
         "_class_names",
         "_clock",
         "_identity",
+        "_lock",
         "_pin",
         "_policy",
         "_prepend_resumed",
@@ -256,6 +267,7 @@ class WaitingRequestQueue(Generic[R]):
         self._class_names: Mapping[float, str] = names
         self._run_value: float | None = None if run_class is None else float(run_class)
         self._queue = WaitingQueue()
+        self._lock = threading.Lock()
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
         self._serial = 0
         self._admissions: dict[object, int] = {}
@@ -293,28 +305,35 @@ class WaitingRequestQueue(Generic[R]):
         refuses (not a number, ...), is a ``ValueError`` with the kernel's
         reason, and the queue is unchanged.
         """
-        self._pin = None
-        identity = self._identity(request)
-        made = self._queue.append(
-            self._policy,
-            identity,
-            self._attributes_of(request),
-            serial=self._serial,
-            now=self._clock(),
-            carried=request,
-        )
-        if type(made) is Failure:  # not isinstance: an ABC check on every request
-            raise ValueError(str(made.failure()))
-        self._serial += 1
-        self._queue = made.unwrap()
-
-    def _prepended(
-        self, queue: WaitingQueue, serial: int, request: R, now: float
-    ) -> tuple[WaitingQueue, int]:
-        """``request`` prepended to a version being built: the new version and the
-        next serial, which the caller commits (nothing of ``self`` changes here)."""
         identity = self._identity(request)
         attributes = self._attributes_of(request)
+        with self._lock:
+            self._pin = None
+            made = self._queue.append(
+                self._policy,
+                identity,
+                attributes,
+                serial=self._serial,
+                now=self._clock(),
+                carried=request,
+            )
+            if type(made) is Failure:  # not isinstance: an ABC check on every request
+                raise ValueError(str(made.failure()))
+            self._serial += 1
+            self._queue = made.unwrap()
+
+    def _read(self, request: R) -> tuple[Any, Mapping[str, Any], R]:
+        """What the queue reads from ``request`` (outside the lock: the getters
+        are the host's code)."""
+        return self._identity(request), self._attributes_of(request), request
+
+    def _prepended(
+        self, queue: WaitingQueue, serial: int, read: tuple[Any, Mapping[str, Any], R], now: float
+    ) -> tuple[WaitingQueue, int]:
+        """A request, as :meth:`_read` read it, prepended to a version being built:
+        the new version and the next serial, which the caller commits (nothing of
+        ``self`` changes here)."""
+        identity, attributes, request = read
         join = queue.requeue_preempted if self._prepend_resumed else queue.append
         made = join(self._policy, identity, attributes, serial=serial, now=now, carried=request)
         if type(made) is Failure:  # not isinstance: an ABC check on every request
@@ -325,23 +344,30 @@ class WaitingRequestQueue(Generic[R]):
         """Put ``request`` back: resumed, at the front, ahead of every key (or, with
         ``prepend_resumed=False``, by its keys like a new request). Refused as
         :meth:`add_request` refuses."""
-        self._pin = None
-        self._queue, self._serial = self._prepended(
-            self._queue, self._serial, request, self._clock()
-        )
+        read = self._read(request)
+        with self._lock:
+            self._pin = None
+            self._queue, self._serial = self._prepended(
+                self._queue, self._serial, read, self._clock()
+            )
 
     def prepend_requests(self, requests: Iterable[R]) -> None:
         """Prepend each request of ``requests`` (any iterable, another queue
         included) one by one in iteration order, as ``deque.extendleft`` does: the
         last one ends up first. All or nothing: if one is refused (a
         ``ValueError``), none is queued.
+
+        ``requests`` is read whole first, outside the lock (it may be this very
+        queue), then the batch is built and committed under it.
         """
-        self._pin = None
-        queue, serial = self._queue, self._serial
-        now = self._clock()  # one moment for the batch
-        for request in requests:
-            queue, serial = self._prepended(queue, serial, request, now)
-        self._queue, self._serial = queue, serial
+        batch = [self._read(request) for request in requests]
+        with self._lock:
+            self._pin = None
+            queue, serial = self._queue, self._serial
+            now = self._clock()  # one moment for the batch
+            for read in batch:
+                queue, serial = self._prepended(queue, serial, read, now)
+            self._queue, self._serial = queue, serial
 
     def _moment(self) -> Moment:
         """The moment of a selection now: the clock's, or, on the ``fifo`` and
@@ -355,54 +381,61 @@ class WaitingRequestQueue(Generic[R]):
         """Take the next request: the one the last :meth:`peek_request` returned if
         nothing changed the queue since, otherwise the policy's selection now.
         An empty queue is an ``IndexError``."""
-        pinned = self._pin
-        if pinned is None:
-            # one admission attempt whose fit the scheduler has checked
-            pinned = select_entry(self._queue, self._policy, self._moment())
+        with self._lock:
+            pinned = self._pin
             if pinned is None:
-                raise IndexError("pop from an empty waiting queue")
-        else:
-            self._pin = None
-        entry, keys = pinned
-        self._queue = self._queue.without(entry)
+                # one admission attempt whose fit the scheduler has checked
+                pinned = select_entry(self._queue, self._policy, self._moment())
+                if pinned is None:
+                    raise IndexError("pop from an empty waiting queue")
+            else:
+                self._pin = None
+            entry, keys = pinned
+            self._queue = self._queue.without(entry)
+            warn = self._count(entry, keys)
+        if warn:
+            self._warn_run()
         request: R = entry.carried  # type: ignore[assignment]  # what add_request gave
-        self._count(entry, keys)
         return request
 
     def peek_request(self) -> R:
         """The request :meth:`pop_request` would take, pinned until the next pop,
         add, prepend or remove (so the same request even if the clock moves). An
         empty queue is an ``IndexError``."""
-        pinned = self._pin
-        if pinned is None:
-            pinned = select_entry(self._queue, self._policy, self._moment())
+        with self._lock:  # the selection and its pin, at once
+            pinned = self._pin
             if pinned is None:
-                raise IndexError("peek from an empty waiting queue")
-            self._pin = pinned
+                pinned = select_entry(self._queue, self._policy, self._moment())
+                if pinned is None:
+                    raise IndexError("peek from an empty waiting queue")
+                self._pin = pinned
         request: R = pinned[0].carried  # type: ignore[assignment]  # what add_request gave
         return request
 
     def remove_request(self, request: R) -> None:
         """Remove the waiting request with ``request``'s id; one that is not waiting
         is a ``ValueError``."""
-        self._pin = None
         identity = self._identity(request)
-        made = self._queue.remove(identity)
-        if type(made) is Failure:  # not isinstance: an ABC check on every request
-            raise ValueError(str(made.failure()))
-        self._queue = made.unwrap()
+        with self._lock:
+            self._pin = None
+            made = self._queue.remove(identity)
+            if type(made) is Failure:  # not isinstance: an ABC check on every request
+                raise ValueError(str(made.failure()))
+            self._queue = made.unwrap()
 
     def remove_requests(self, requests: Iterable[R]) -> None:
         """Remove every waiting request among ``requests``; the others are ignored
         (vLLM calls this on every finished request, waiting or not)."""
-        self._pin = None
-        queue = self._queue
         get = self._identity
-        for request in requests:
-            entry = queue.entry_of(get(request))  # None for an unhashable id too
-            if entry is not None:
-                queue = queue.without(entry)
-        self._queue = queue
+        identities = [get(request) for request in requests]  # the getter: outside the lock
+        with self._lock:
+            self._pin = None
+            queue = self._queue
+            for identity in identities:
+                entry = queue.entry_of(identity)  # None for an unhashable id too
+                if entry is not None:
+                    queue = queue.without(entry)
+            self._queue = queue
 
     def __bool__(self) -> bool:
         return bool(self._queue)  # one call fewer than len(...) > 0: vLLM asks every admission
@@ -429,8 +462,9 @@ class WaitingRequestQueue(Generic[R]):
 
     # --- statistics ----------------------------------------------------------------
 
-    def _count(self, entry: WaitingEntry, keys: tuple[float, ...]) -> None:
-        """Count one admission by its class (see :class:`QueueStats`)."""
+    def _count(self, entry: WaitingEntry, keys: tuple[float, ...]) -> bool:
+        """Count one admission by its class (see :class:`QueueStats`); whether the
+        run's warning is due now (logged by the caller, outside the lock)."""
         kind: object
         if entry.resumed:
             kind = "resumed"
@@ -449,19 +483,26 @@ class WaitingRequestQueue(Generic[R]):
         counts[kind] = seen + 1
         watched = self._run_value
         if watched is None:
-            return
+            return False
         if kind == watched:
             self._run += 1
             if self._run == _RUN_WARNING and not self._warned:
                 self._warned = True
-                _LOG.warning(
-                    "%d consecutive admissions of class %s: long requests are overtaking"
-                    " short ones; consider a larger short threshold or a longer wait limit",
-                    self._run,
-                    _class_label(watched, self._class_names),
-                )
+                return True
         else:
             self._run = 0
+        return False
+
+    def _warn_run(self) -> None:
+        """Log the run of consecutive admissions of the watched class, once per queue."""
+        watched = self._run_value
+        assert watched is not None
+        _LOG.warning(
+            "%d consecutive admissions of class %s: long requests are overtaking"
+            " short ones; consider a larger short threshold or a longer wait limit",
+            _RUN_WARNING,
+            _class_label(watched, self._class_names),
+        )
 
     def stats(self) -> QueueStats:
         """Admissions per class of the policy's first key, and the current run of
@@ -477,16 +518,20 @@ class WaitingRequestQueue(Generic[R]):
         QueueStats(admissions={'short': 1, 'long': 1}, run_class='aged long', run=0, waiting=0)
         """
         names = self._class_names
+        with self._lock:  # the counts, the run and the size of one moment
+            counted = list(self._admissions.items())
+            run = self._run
+            waiting = len(self._queue)
         admissions: dict[str, int] = {}
-        for kind, count in self._admissions.items():
+        for kind, count in counted:
             label = _class_label(kind, names)
             admissions[label] = admissions.get(label, 0) + count
         watched = self._run_value
         return QueueStats(
             admissions,
             None if watched is None else _class_label(watched, names),
-            self._run,
-            len(self._queue),
+            run,
+            waiting,
         )
 
 
