@@ -57,6 +57,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from returns.result import Failure, Result
 
+from policy.text import cut, represent
 from policy.waiting import (
     Moment,
     PolicyError,
@@ -76,6 +77,8 @@ from policy.waiting.numbers import shown
 __all__ = [
     "ASCEND_CLASS_NAMES",
     "DEFAULT_ATTRIBUTES",
+    "EXACT_INTEGER",
+    "ID_SHOWN",
     "MAX_CLASSES",
     "QueueStats",
     "WaitingRequestQueue",
@@ -149,6 +152,44 @@ _RUN_WARNING: Final = 3
 
 #: The moment of every selection on the ``fifo`` and ``static`` paths (never read).
 _ANY_MOMENT: Final = Moment(0.0)
+
+#: Longest text of a request id in a refusal.
+ID_SHOWN: Final = 80
+
+#: The largest integer attribute taken: every integer up to it in magnitude is a
+#: float exactly, and the kernel compares attributes as floats; beyond it two
+#: different integers may be one float (vLLM compares priorities exactly).
+EXACT_INTEGER: Final = 2**53
+
+
+def _id_text(identity: object) -> str:
+    """A request id as a refusal quotes it: its ``repr`` on one line, at most
+    :data:`ID_SHOWN` characters (a long id's text is cut first, never copied whole).
+
+    >>> _id_text("req-1"), len(_id_text("x" * 10**6))
+    ("'req-1'", 80)
+    """
+    if isinstance(identity, str):
+        identity = str.__getitem__(identity, slice(0, ID_SHOWN + 1))
+    return cut(represent(identity), ID_SHOWN)
+
+
+def _wrong_id(identity: object) -> TypeError:
+    kind = cut(represent(type(identity).__name__)[1:-1], ID_SHOWN)
+    return TypeError(
+        f"request id {_id_text(identity)}: the queue takes ids of the exact types str and int,"
+        f" not {kind} (an id of any other type may change its hash or equality while it"
+        " waits, and its entry could then never be found again)"
+    )
+
+
+def _inexact(identity: object, name: str, value: object) -> ValueError:
+    return ValueError(
+        f"request {_id_text(identity)}: attribute {shown(name)} is {shown(value)}, beyond"
+        f" the exact integers (at most 2**53 = {EXACT_INTEGER:,} in magnitude): the queue"
+        " compares attributes as floats, which cannot tell such integers apart, so it"
+        " refuses them rather than tie them"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,21 +333,43 @@ class WaitingRequestQueue(Generic[R]):
 
     # --- vLLM's RequestQueue ------------------------------------------------------
 
-    def _attributes_of(self, request: R) -> Mapping[str, Any]:
+    def _identity_of(self, request: R) -> str | int:
+        """The request's id: a ``str`` or an ``int`` exactly (a ``TypeError``
+        otherwise, before anything is queued)."""
+        identity = self._identity(request)
+        if type(identity) is str or type(identity) is int:
+            return identity
+        raise _wrong_id(identity)
+
+    def _attributes_of(self, request: R, identity: object) -> Mapping[str, Any]:
+        """The attributes the keys read; an integer beyond :data:`EXACT_INTEGER` in
+        magnitude is a ``ValueError`` naming the request."""
         getters = self._attributes
         if not getters:
             return {}  # a dict, whose type the kernel checks at once (a proxy takes an ABC check)
-        return {name: get(request) for name, get in getters}
+        attributes = {name: get(request) for name, get in getters}
+        for name, value in attributes.items():
+            # floats are exact as they are, booleans small: only integers can be inexact
+            if (
+                type(value) is not float
+                and isinstance(value, int)
+                and not -EXACT_INTEGER <= value <= EXACT_INTEGER
+            ):
+                raise _inexact(identity, name, value)
+        return attributes
 
     def add_request(self, request: R) -> None:
         """Queue ``request`` by the policy's keys, waiting from now.
 
         A request whose id is already waiting, or whose attributes the kernel
         refuses (not a number, ...), is a ``ValueError`` with the kernel's
-        reason, and the queue is unchanged.
+        reason, and the queue is unchanged. So is an integer attribute beyond
+        :data:`EXACT_INTEGER` in magnitude (the kernel compares floats), and an
+        id that is not exactly a ``str`` or an ``int`` is a ``TypeError`` (an id
+        whose hash could change would leave an entry no one can remove).
         """
-        identity = self._identity(request)
-        attributes = self._attributes_of(request)
+        identity = self._identity_of(request)
+        attributes = self._attributes_of(request, identity)
         with self._lock:
             self._pin = None
             made = self._queue.append(
@@ -325,7 +388,8 @@ class WaitingRequestQueue(Generic[R]):
     def _read(self, request: R) -> tuple[Any, Mapping[str, Any], R]:
         """What the queue reads from ``request`` (outside the lock: the getters
         are the host's code)."""
-        return self._identity(request), self._attributes_of(request), request
+        identity = self._identity_of(request)
+        return identity, self._attributes_of(request, identity), request
 
     def _prepended(
         self, queue: WaitingQueue, serial: int, read: tuple[Any, Mapping[str, Any], R], now: float
@@ -416,6 +480,9 @@ class WaitingRequestQueue(Generic[R]):
         """Remove the waiting request with ``request``'s id; one that is not waiting
         is a ``ValueError``."""
         identity = self._identity(request)
+        if type(identity) is not str and type(identity) is not int:
+            # never queued (add_request refuses such ids): not waiting
+            raise ValueError(f"request {_id_text(identity)}: is not waiting")
         with self._lock:
             self._pin = None
             made = self._queue.remove(identity)
@@ -432,7 +499,9 @@ class WaitingRequestQueue(Generic[R]):
             self._pin = None
             queue = self._queue
             for identity in identities:
-                entry = queue.entry_of(identity)  # None for an unhashable id too
+                if type(identity) is not str and type(identity) is not int:
+                    continue  # never queued: add_request refuses such ids
+                entry = queue.entry_of(identity)
                 if entry is not None:
                     queue = queue.without(entry)
             self._queue = queue
@@ -458,7 +527,9 @@ class WaitingRequestQueue(Generic[R]):
             identity = self._identity(request)
         except AttributeError:  # no id: not waiting
             return False
-        return self._queue.entry_of(identity) is not None  # an unhashable id is not waiting
+        if type(identity) is not str and type(identity) is not int:
+            return False  # never queued: add_request refuses such ids
+        return self._queue.entry_of(identity) is not None
 
     # --- statistics ----------------------------------------------------------------
 
