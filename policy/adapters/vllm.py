@@ -80,6 +80,7 @@ __all__ = [
     "EXACT_INTEGER",
     "ID_SHOWN",
     "MAX_CLASSES",
+    "PREPENDED",
     "QueueStats",
     "WaitingRequestQueue",
     "fcfs_queue",
@@ -152,6 +153,11 @@ _RUN_WARNING: Final = 3
 
 #: The moment of every selection on the ``fifo`` and ``static`` paths (never read).
 _ANY_MOMENT: Final = Moment(0.0)
+
+#: The attribute the queue itself gives every request, when the policy's keys read
+#: it: True for a request :meth:`WaitingRequestQueue.prepend_request` queued (a
+#: preempted or skipped request put back), False for one ``add_request`` queued.
+PREPENDED: Final = "prepended"
 
 #: Longest text of a request id in a refusal.
 ID_SHOWN: Final = 80
@@ -251,6 +257,7 @@ class WaitingRequestQueue(Generic[R]):
         "_clock",
         "_identity",
         "_lock",
+        "_marks_prepended",
         "_pin",
         "_policy",
         "_prepend_resumed",
@@ -279,7 +286,13 @@ class WaitingRequestQueue(Generic[R]):
         for name, getter in attributes.items():
             if not callable(getter):
                 raise TypeError(f"attributes[{shown(name)}] must be callable, not {shown(getter)}")
-        read = sorted(policy.attributes_read)
+        if PREPENDED in attributes:
+            raise ValueError(
+                f"attributes[{PREPENDED!r}] is the queue's own: True for a request"
+                " prepend_request queued, False for one add_request queued"
+            )
+        marks = PREPENDED in policy.attributes_read
+        read = sorted(policy.attributes_read - {PREPENDED})
         needed = ["request_id", *read]
         missing = [name for name in needed if name not in attributes]
         if missing:
@@ -303,6 +316,7 @@ class WaitingRequestQueue(Generic[R]):
         self._attributes: tuple[tuple[str, Getter], ...] = tuple(
             (name, attributes[name]) for name in read
         )
+        self._marks_prepended = marks
         self._clock = clock
         self._prepend_resumed = prepend_resumed
         self._class_names: Mapping[float, str] = names
@@ -323,6 +337,12 @@ class WaitingRequestQueue(Generic[R]):
         return self._policy
 
     @property
+    def prepend_resumed(self) -> bool:
+        """Whether a prepended request is queued resumed, ahead of every key
+        (otherwise by its keys, like a new one)."""
+        return self._prepend_resumed
+
+    @property
     def snapshot(self) -> WaitingQueue:
         """The current version of the kernel queue (O(1); it never changes), for
         running the kernel's own functions on it (``select_waiting``, ...)."""
@@ -341,13 +361,18 @@ class WaitingRequestQueue(Generic[R]):
             return identity
         raise _wrong_id(identity)
 
-    def _attributes_of(self, request: R, identity: object) -> Mapping[str, Any]:
-        """The attributes the keys read; an integer beyond :data:`EXACT_INTEGER` in
-        magnitude is a ``ValueError`` naming the request."""
+    def _attributes_of(
+        self, request: R, identity: object, prepended: bool = False
+    ) -> Mapping[str, Any]:
+        """The attributes the keys read (``prepended`` the queue's own, when read);
+        an integer beyond :data:`EXACT_INTEGER` in magnitude is a ``ValueError``
+        naming the request."""
         getters = self._attributes
-        if not getters:
+        if not getters and not self._marks_prepended:
             return {}  # a dict, whose type the kernel checks at once (a proxy takes an ABC check)
         attributes = {name: get(request) for name, get in getters}
+        if self._marks_prepended:
+            attributes[PREPENDED] = prepended
         for name, value in attributes.items():
             # floats are exact as they are, booleans small: only integers can be inexact
             if (
@@ -386,10 +411,10 @@ class WaitingRequestQueue(Generic[R]):
             self._queue = made.unwrap()
 
     def _read(self, request: R) -> tuple[Any, Mapping[str, Any], R]:
-        """What the queue reads from ``request`` (outside the lock: the getters
-        are the host's code)."""
+        """What the queue reads from ``request`` to prepend it (outside the lock:
+        the getters are the host's code)."""
         identity = self._identity_of(request)
-        return identity, self._attributes_of(request, identity), request
+        return identity, self._attributes_of(request, identity, prepended=True), request
 
     def _prepended(
         self, queue: WaitingQueue, serial: int, read: tuple[Any, Mapping[str, Any], R], now: float
@@ -664,19 +689,31 @@ def fcfs_queue(
 
 
 def priority_queue(
-    preempted_first: bool = True,
+    preempted_first: bool = False,
     *,
     attributes: Mapping[str, Getter] = DEFAULT_ATTRIBUTES,
     clock: Callable[[], float] = time.monotonic,
 ) -> WaitingRequestQueue[Any]:
     """vLLM's priority order (:func:`~policy.waiting.vllm_priority`): lower
-    ``priority``, then earlier ``arrival_time``, then queue order.
+    ``priority``, then earlier ``arrival_time``, then queue order; a prepended
+    (preempted or skipped) request is re-inserted by its keys, as vLLM's
+    ``PriorityRequestQueue.prepend_request`` pushes it onto its heap.
 
-    ``preempted_first`` (default) puts prepended (preempted or skipped) requests
-    first, resumed, so a preempted request keeps its precedence; with
-    ``preempted_first=False`` a prepended request is re-inserted by its keys, as
-    vLLM's priority queue does.
+    ``preempted_first=True`` puts prepended requests first *within their
+    priority* (ahead of the requests of the same priority that were added, never
+    ahead of a better priority; among themselves by ``arrival_time``), the order
+    the fixes proposed for vLLM #41951 give: the queue marks each request it
+    queued by ``prepend_request`` (the attribute :data:`PREPENDED`).
 
+    >>> from types import SimpleNamespace as Req
+    >>> for preempted_first in (False, True):
+    ...     queue = priority_queue(preempted_first, clock=lambda: 0.0)
+    ...     queue.add_request(Req(request_id="new", priority=0, arrival_time=1.0))
+    ...     queue.add_request(Req(request_id="later", priority=10, arrival_time=0.5))
+    ...     queue.prepend_request(Req(request_id="preempted", priority=0, arrival_time=2.0))
+    ...     print([r.request_id for r in queue])
+    ['new', 'preempted', 'later']
+    ['preempted', 'new', 'later']
     >>> priority_queue(preempted_first="yes")
     Traceback (most recent call last):
     ...
@@ -685,10 +722,10 @@ def priority_queue(
     if preempted_first is not True and preempted_first is not False:
         raise TypeError(f"preempted_first must be True or False, not {shown(preempted_first)}")
     return WaitingRequestQueue(
-        vllm_priority(),
+        vllm_priority(preempted_first),
         attributes=attributes,
         clock=clock,
-        prepend_resumed=preempted_first,
+        prepend_resumed=False,
     )
 
 

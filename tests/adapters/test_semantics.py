@@ -27,7 +27,7 @@ from tests.adapters.stand_ins import DequeQueue, FakeClock, Req, drain, ids
 MAKERS: dict[str, Callable[[FakeClock], WaitingRequestQueue[Any]]] = {
     "fcfs": lambda clock: fcfs_queue(clock=clock),
     "priority": lambda clock: priority_queue(clock=clock),
-    "priority, re-insert": lambda clock: priority_queue(False, clock=clock),
+    "priority, preempted first": lambda clock: priority_queue(True, clock=clock),
     "short first": lambda clock: short_request_first_queue(256, 100.0, clock=clock),
 }
 
