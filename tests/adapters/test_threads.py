@@ -3,6 +3,10 @@ never corrupted, whichever threads add, prepend, peek, pop and remove."""
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import itertools
+import random
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -12,17 +16,12 @@ import pytest
 
 from policy.adapters.vllm import (
     WaitingRequestQueue,
-    fcfs_queue,
-    priority_queue,
-    short_request_first_queue,
 )
-from tests.adapters.stand_ins import FakeClock, Req
+from tests.adapters.stand_ins import QUEUE_MAKERS, FakeClock, Req
 
-MAKERS: dict[str, Callable[[], WaitingRequestQueue[Any]]] = {
-    "fcfs": lambda: fcfs_queue(clock=FakeClock()),
-    "priority": lambda: priority_queue(clock=FakeClock()),
-    "short first": lambda: short_request_first_queue(256, 100.0, clock=FakeClock()),
-}
+
+def _made(name: str) -> WaitingRequestQueue[Any]:
+    return QUEUE_MAKERS[name](FakeClock())
 
 
 @pytest.fixture(autouse=True)
@@ -51,10 +50,10 @@ def _in_threads(*work: Callable[[], None]) -> None:
     assert not failures, failures
 
 
-@pytest.mark.parametrize("name", sorted(MAKERS))
+@pytest.mark.parametrize("name", sorted(QUEUE_MAKERS))
 def test_two_threads_adding_lose_nothing(name: str) -> None:
     # The red team's case (20k each; 5k each shows it on the old queue as well).
-    queue = MAKERS[name]()
+    queue = _made(name)
     count = 5_000
 
     def adds(prefix: str) -> Callable[[], None]:
@@ -71,9 +70,9 @@ def test_two_threads_adding_lose_nothing(name: str) -> None:
     assert not queue
 
 
-@pytest.mark.parametrize("name", sorted(MAKERS))
+@pytest.mark.parametrize("name", sorted(QUEUE_MAKERS))
 def test_adding_and_popping_at_once_lose_nothing(name: str) -> None:
-    queue = MAKERS[name]()
+    queue = _made(name)
     count = 4_000
     popped: list[str] = []
 
@@ -92,3 +91,125 @@ def test_adding_and_popping_at_once_lose_nothing(name: str) -> None:
     _in_threads(adds, pops)
     assert not queue
     assert sorted(popped) == sorted(f"r{k}" for k in range(count))
+
+
+class _Ledger:
+    """The model: what each thread did, in one list under one lock. Every queued
+    request must leave exactly once (a pop or a remove) or still be waiting."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.events: list[tuple[str, str]] = []
+
+    def note(self, kind: str, identity: str) -> None:
+        with self.lock:
+            self.events.append((kind, identity))
+
+    def balance(self) -> collections.Counter[str]:
+        """Per request id: how many times it was queued minus how many it left."""
+        counts: collections.Counter[str] = collections.Counter()
+        for kind, identity in self.events:
+            counts[identity] += 1 if kind == "queued" else -1
+        return counts
+
+
+def _fuzzer(
+    queue: WaitingRequestQueue[Any], ledger: _Ledger, name: str, seed: int, steps: int
+) -> Callable[[], None]:
+    def run() -> None:
+        draw = random.Random(seed)
+        fresh = (f"{name}{k}" for k in itertools.count())
+        mine: list[Req] = []  # queued by this thread, maybe taken by the other since
+        taken: list[Req] = []  # popped by this thread: may be prepended back
+
+        def new() -> Req:
+            return Req(
+                next(fresh), priority=draw.randint(0, 2), num_prompt_tokens=draw.choice([9, 999])
+            )
+
+        for _ in range(steps):
+            operation = draw.choice(OPERATIONS)
+            if operation == "add":
+                request = new()
+                queue.add_request(request)
+                ledger.note("queued", request.request_id)
+                mine.append(request)
+            elif operation == "prepend":
+                request = taken.pop() if taken and draw.random() < 0.7 else new()
+                queue.prepend_request(request)
+                ledger.note("queued", request.request_id)
+                mine.append(request)
+            elif operation == "prepend_requests":
+                batch = [new() for _ in range(draw.randint(0, 3))]
+                queue.prepend_requests(batch)
+                for request in batch:
+                    ledger.note("queued", request.request_id)
+                mine.extend(batch)
+            elif operation in ("pop", "peek+pop"):
+                try:
+                    if operation == "peek+pop":
+                        queue.peek_request()
+                    request = queue.pop_request()
+                except IndexError:  # empty now
+                    continue
+                ledger.note("left", request.request_id)
+                taken.append(request)
+            elif operation == "remove" and mine:
+                request = mine.pop(draw.randrange(len(mine)))
+                try:
+                    queue.remove_request(request)
+                except ValueError:  # popped (by either thread) meanwhile
+                    continue
+                ledger.note("left", request.request_id)
+            elif operation == "len":
+                assert len(queue) >= 0
+                assert bool(queue) in (True, False)
+            elif operation == "iter":
+                seen = [request.request_id for request in queue]
+                assert len(seen) == len(set(seen)), "a request twice in one iteration"
+            elif operation == "contains" and mine:
+                found = draw.choice(mine) in queue  # either answer: it must not raise
+                assert found in (True, False)
+            elif operation == "index" and queue:
+                with contextlib.suppress(IndexError):  # emptied meanwhile
+                    queue[draw.randrange(-1, 1)]
+
+    return run
+
+
+OPERATIONS = (
+    "add",
+    "add",
+    "add",
+    "prepend",
+    "prepend_requests",
+    "pop",
+    "peek+pop",
+    "remove",
+    "len",
+    "iter",
+    "contains",
+    "index",
+)
+
+
+@pytest.mark.parametrize("name", sorted(QUEUE_MAKERS))
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_operations_from_two_threads_against_a_ledger(name: str, seed: int) -> None:
+    # Plain seeded random (the threads' interleaving is not reproducible anyway):
+    # each thread adds, prepends, pops, peeks, removes, counts, iterates, asks
+    # membership and indexes; the ledger must balance and the queue hold exactly
+    # the requests that never left, once each.
+    queue, ledger = _made(name), _Ledger()
+    steps = 2_500
+    _in_threads(
+        _fuzzer(queue, ledger, "a", seed, steps), _fuzzer(queue, ledger, "b", seed + 100, steps)
+    )
+    balance = ledger.balance()
+    assert all(count in (0, 1) for count in balance.values()), "a request left twice"
+    waiting = sorted(request.request_id for request in queue)
+    assert waiting == sorted(identity for identity, count in balance.items() if count == 1)
+    assert len(queue) == len(waiting)
+    order = [request.request_id for request in queue]
+    assert [queue.pop_request().request_id for _ in range(len(order))] == order
+    assert not queue
