@@ -28,8 +28,10 @@ harness. It holds:
   build and commit). Reading the request's id and attributes (the getters)
   happens before the lock is taken; the clock is read under it, so enqueue
   times rise in queue order. Operations that only read the held version
-  (``len``, ``bool``, ``in``, iteration) load the one reference once and take
-  no lock: every version is immutable.
+  (``len``, ``bool``, ``in``, indexing, iteration) load the one reference once
+  and take no lock: every version is immutable. The lock is taken by
+  ``acquire()`` and released in a ``finally``, not by ``with``: on CPython 3.11
+  that costs a third as much (docs/adapters.md, "Cost").
 
 What it differs in from vLLM's queues and from vLLM-Ascend's
 ShortRequestFirst queue, and why, is listed in docs/adapters.md.
@@ -397,7 +399,9 @@ class WaitingRequestQueue(Generic[R]):
         """
         identity = self._identity_of(request)
         attributes = self._attributes_of(request, identity)
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._pin = None
             made = self._queue.append(
                 self._policy,
@@ -411,6 +415,8 @@ class WaitingRequestQueue(Generic[R]):
                 raise ValueError(str(made.failure()))
             self._serial += 1
             self._queue = made.unwrap()
+        finally:
+            lock.release()
 
     def _read(self, request: R) -> tuple[Any, Mapping[str, Any], R]:
         """What the queue reads from ``request`` to prepend it (outside the lock:
@@ -436,11 +442,15 @@ class WaitingRequestQueue(Generic[R]):
         ``prepend_resumed=False``, by its keys like a new request). Refused as
         :meth:`add_request` refuses."""
         read = self._read(request)
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._pin = None
             self._queue, self._serial = self._prepended(
                 self._queue, self._serial, read, self._clock()
             )
+        finally:
+            lock.release()
 
     def prepend_requests(self, requests: Iterable[R]) -> None:
         """Prepend each request of ``requests`` (any iterable, another queue
@@ -452,13 +462,17 @@ class WaitingRequestQueue(Generic[R]):
         queue), then the batch is built and committed under it.
         """
         batch = [self._read(request) for request in requests]
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._pin = None
             queue, serial = self._queue, self._serial
             now = self._clock()  # one moment for the batch
             for read in batch:
                 queue, serial = self._prepended(queue, serial, read, now)
             self._queue, self._serial = queue, serial
+        finally:
+            lock.release()
 
     def _moment(self) -> Moment:
         """The moment of a selection now: the clock's, or, on the ``fifo`` and
@@ -472,7 +486,9 @@ class WaitingRequestQueue(Generic[R]):
         """Take the next request: the one the last :meth:`peek_request` returned if
         nothing changed the queue since, otherwise the policy's selection now.
         An empty queue is an ``IndexError``."""
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             pinned = self._pin
             if pinned is None:
                 # one admission attempt whose fit the scheduler has checked
@@ -484,6 +500,8 @@ class WaitingRequestQueue(Generic[R]):
             entry, keys = pinned
             self._queue = self._queue.without(entry)
             warn = self._count(entry, keys)
+        finally:
+            lock.release()
         if warn:
             self._warn_run()
         request: R = entry.carried  # type: ignore[assignment]  # what add_request gave
@@ -493,13 +511,17 @@ class WaitingRequestQueue(Generic[R]):
         """The request :meth:`pop_request` would take, pinned until the next pop,
         add, prepend or remove (so the same request even if the clock moves). An
         empty queue is an ``IndexError``."""
-        with self._lock:  # the selection and its pin, at once
+        lock = self._lock
+        lock.acquire()  # the selection and its pin, at once
+        try:
             pinned = self._pin
             if pinned is None:
                 pinned = select_entry(self._queue, self._policy, self._moment())
                 if pinned is None:
                     raise IndexError("peek from an empty waiting queue")
                 self._pin = pinned
+        finally:
+            lock.release()
         request: R = pinned[0].carried  # type: ignore[assignment]  # what add_request gave
         return request
 
@@ -510,19 +532,25 @@ class WaitingRequestQueue(Generic[R]):
         if type(identity) is not str and type(identity) is not int:
             # never queued (add_request refuses such ids): not waiting
             raise ValueError(f"request {_id_text(identity)}: is not waiting")
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._pin = None
             made = self._queue.remove(identity)
             if type(made) is Failure:  # not isinstance: an ABC check on every request
                 raise ValueError(str(made.failure()))
             self._queue = made.unwrap()
+        finally:
+            lock.release()
 
     def remove_requests(self, requests: Iterable[R]) -> None:
         """Remove every waiting request among ``requests``; the others are ignored
         (vLLM calls this on every finished request, waiting or not)."""
         get = self._identity
         identities = [get(request) for request in requests]  # the getter: outside the lock
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._pin = None
             queue = self._queue
             for identity in identities:
@@ -532,6 +560,8 @@ class WaitingRequestQueue(Generic[R]):
                 if entry is not None:
                     queue = queue.without(entry)
             self._queue = queue
+        finally:
+            lock.release()
 
     def __bool__(self) -> bool:
         return bool(self._queue)  # one call fewer than len(...) > 0: vLLM asks every admission
@@ -639,10 +669,14 @@ class WaitingRequestQueue(Generic[R]):
         QueueStats(admissions={'short': 1, 'long': 1}, run_class='aged long', run=0, waiting=0)
         """
         names = self._class_names
-        with self._lock:  # the counts, the run and the size of one moment
+        lock = self._lock
+        lock.acquire()  # the counts, the run and the size of one moment
+        try:
             counted = list(self._admissions.items())
             run = self._run
             waiting = len(self._queue)
+        finally:
+            lock.release()
         admissions: dict[str, int] = {}
         for kind, count in counted:
             label = _class_label(kind, names)
