@@ -155,7 +155,9 @@ MAX_CLASSES: Final = 64
 _RUN_WARNING: Final = 3
 
 
-#: The moment of every selection on the ``fifo`` and ``static`` paths (never read).
+#: The moment of every selection on the ``fifo`` and ``static`` paths, whose
+#: selection reads no moment (no keys, or keys fixed at enqueue): no clock read
+#: there (``_timeless``); on the others, the clock's.
 _ANY_MOMENT: Final = Moment(0.0)
 
 #: The attribute the queue itself gives every request, when the policy's keys read
@@ -474,14 +476,6 @@ class WaitingRequestQueue(Generic[R]):
         finally:
             lock.release()
 
-    def _moment(self) -> Moment:
-        """The moment of a selection now: the clock's, or, on the ``fifo`` and
-        ``static`` paths (whose selection reads no moment: no keys, or keys fixed at
-        enqueue), any moment, without a clock read."""
-        if self._timeless:
-            return _ANY_MOMENT
-        return Moment(self._clock())
-
     def pop_request(self) -> R:
         """Take the next request: the one the last :meth:`peek_request` returned if
         nothing changed the queue since, otherwise the policy's selection now.
@@ -492,7 +486,8 @@ class WaitingRequestQueue(Generic[R]):
             pinned = self._pin
             if pinned is None:
                 # one admission attempt whose fit the scheduler has checked
-                pinned = select_entry(self._queue, self._policy, self._moment())
+                moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
+                pinned = select_entry(self._queue, self._policy, moment)
                 if pinned is None:
                     raise IndexError("pop from an empty waiting queue")
             else:
@@ -516,7 +511,8 @@ class WaitingRequestQueue(Generic[R]):
         try:
             pinned = self._pin
             if pinned is None:
-                pinned = select_entry(self._queue, self._policy, self._moment())
+                moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
+                pinned = select_entry(self._queue, self._policy, moment)
                 if pinned is None:
                     raise IndexError("peek from an empty waiting queue")
                 self._pin = pinned

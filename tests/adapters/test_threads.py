@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 
-from policy.adapters.vllm import (
-    WaitingRequestQueue,
-)
+from policy.adapters.vllm import WaitingRequestQueue, fcfs_queue
 from tests.adapters.stand_ins import QUEUE_MAKERS, FakeClock, Req
 
 
@@ -213,3 +211,28 @@ def test_random_operations_from_two_threads_against_a_ledger(name: str, seed: in
     order = [request.request_id for request in queue]
     assert [queue.pop_request().request_id for _ in range(len(order))] == order
     assert not queue
+
+
+def test_prepend_requests_may_read_this_very_queue() -> None:
+    # The iterable is read whole before the lock is taken: no deadlock, and the
+    # batch is refused whole (each request is already waiting).
+    queue = _made("fcfs")
+    queue.add_request(Req("a"))
+    before = queue.snapshot
+    with pytest.raises(ValueError, match="is already waiting"):
+        queue.prepend_requests(queue)
+    assert queue.snapshot is before
+
+
+def test_a_getter_may_read_the_queue() -> None:
+    # Getters run outside the lock: one that asks the queue does not deadlock.
+    holder: list[WaitingRequestQueue[Any]] = []
+    attributes = {"request_id": lambda r: f"{r.request_id}-{len(holder[0])}"}
+    queue = fcfs_queue(attributes=attributes, clock=FakeClock())
+    holder.append(queue)
+    queue.add_request(Req("a"))
+    queue.add_request(Req("b"))
+    assert [r.request_id for r in queue] == ["a", "b"]
+    assert queue.snapshot.entry_of("b-1") is not None
+    with pytest.raises(ValueError, match="'a-2': is not waiting"):
+        queue.remove_request(Req("a"))  # its id now reads 'a-2'
