@@ -42,7 +42,7 @@ on it from when the adapter received the request; the adapter logs through
 pyproject.toml's ``kernel-pure`` contract allows exactly this module's
 ``time``, ``logging`` and ``threading`` imports. Safe under concurrent use
 (vLLM's deque loses nothing when two threads add; neither does this queue);
-the lock costs about 0.1 µs per operation (docs/adapters.md, "Cost").
+the lock costs about 0.1 µs per operation (docs/adapters.md, "The lock's cost").
 """
 
 from __future__ import annotations
