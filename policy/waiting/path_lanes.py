@@ -138,46 +138,47 @@ class LaneIndex:
                 if at == position:
                     return entry
         keys_of = self.policy.plan.keys
-        ranks: dict[int, tuple[Any, int]] = {}
+        # (class, position) -> (sort key, ticket): the bisections revisit positions
+        # (their first steps are shared), and a line's ``at`` costs O(log n) with
+        # tombstones
+        ranks: dict[tuple[int, int], tuple[Any, int]] = {}
 
-        def rank(entry: WaitingEntry) -> tuple[Any, int]:
-            known = ranks.get(id(entry))
+        def rank(number: int, at: int) -> tuple[Any, int]:
+            known = ranks.get((number, at))
             if known is None:
+                entry = lines[number].at(at)
                 waited = now - entry.enqueued_at
                 keys = keys_of(entry.values, entry.serial, now, waited, budget_left)
-                known = ranks[id(entry)] = (sort_key(keys), entry.ticket)
+                known = ranks[number, at] = (sort_key(keys), entry.ticket)
             return known
 
-        def ranked_before(
-            members: Line[WaitingEntry], bound: tuple[Any, int], low: int, high: int
-        ) -> int:
-            """How many of ``members`` rank before ``bound``, known to be from
-            ``low`` to ``high``."""
+        def ranked_before(number: int, bound: tuple[Any, int], low: int, high: int) -> int:
+            """How many of class ``number``'s entries rank before ``bound``, known
+            to be from ``low`` to ``high``."""
             while low < high:
                 middle = (low + high) // 2
-                if rank(members.at(middle)) < bound:
+                if rank(number, middle) < bound:
                     low = middle + 1
                 else:
                     high = middle
             return low
 
-        for line in lines:
-            others = [other for other in lines if other is not line]
+        for number, line in enumerate(lines):
+            others = [other for other in range(len(lines)) if other != number]
             # what each other class may still count: the candidates' bounds only
             # move inwards as the bisection narrows, and so do the counts
-            floors, ceilings = [0] * len(others), [len(other) for other in others]
+            floors, ceilings = [0] * len(others), [len(lines[other]) for other in others]
             low, high = 0, len(line)
             while low < high:
                 middle = (low + high) // 2
-                candidate = line.at(middle)
-                bound = rank(candidate)
+                bound = rank(number, middle)
                 counts = [
                     ranked_before(other, bound, floors[at], ceilings[at])
                     for at, other in enumerate(others)
                 ]
                 before = middle + sum(counts)
                 if before == position:
-                    return candidate
+                    return line.at(middle)
                 if before < position:
                     low, floors = middle + 1, counts
                 else:
