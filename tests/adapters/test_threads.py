@@ -159,6 +159,9 @@ def _fuzzer(
                 except ValueError:  # popped (by either thread) meanwhile
                     continue
                 ledger.note("left", request.request_id)
+            elif operation == "peek":
+                with contextlib.suppress(IndexError):  # empty now
+                    assert queue.peek_request().request_id  # a request queued by either
             elif operation == "len":
                 assert len(queue) >= 0
                 assert bool(queue) in (True, False)
@@ -182,6 +185,7 @@ OPERATIONS = (
     "prepend",
     "prepend_requests",
     "pop",
+    "peek",
     "peek+pop",
     "remove",
     "len",
