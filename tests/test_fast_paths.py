@@ -25,8 +25,10 @@ from policy.waiting import (
     ascend_fcfs_lanes,
     attempt_admission,
     dispatch_order,
+    dispatched_at,
     fifo,
     make_policy,
+    path_lanes,
     select_reference,
     select_waiting,
     static_priority,
@@ -47,6 +49,16 @@ def _forced(policy: QueuePolicy, path: str, lanes: LanePlan | None = None) -> Qu
 
 def test_every_small_queue_selects_as_the_definition() -> None:
     assert check_paths(max_entries=3) == []
+
+
+def test_every_small_queue_positions_by_bisection_as_the_definition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # dispatched_at on the lanes path walks its merge below MERGED_UP_TO: at 0 it
+    # bisects at every position, which the small queues then check too
+    monkeypatch.setattr(path_lanes, "MERGED_UP_TO", 0)
+    lanes = [(name, policy) for name, policy in policies_checked() if policy.path == "lanes"]
+    assert check_paths(lanes, max_entries=3) == []
 
 
 def test_paths_are_the_ones_the_checks_mean() -> None:
@@ -161,8 +173,16 @@ def test_random_large_queues(name: str, policy: QueuePolicy, in_order: bool) -> 
         done = admit_many(queue, policy, moment, _Pool(ROOM))
         assert [a.entry.identity for a in done.admitted] == attempts
         assert done.queue == step
-        head = [s.entry.identity for s in dispatch_order(queue, policy, moment)][:ROOM]
-        assert head == attempts
+        order = [s.entry for s in dispatch_order(queue, policy, moment)]
+        assert [entry.identity for entry in order][:ROOM] == attempts
+        # every 7th position and the last ones, by the path (the lanes path both
+        # walking its merge and bisecting: MERGED_UP_TO 0 bisects everywhere)
+        positions = [*range(0, len(order), 7), *range(len(order) - 3, len(order))]
+        for walk_below in (path_lanes.MERGED_UP_TO, 0):
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(path_lanes, "MERGED_UP_TO", walk_below)
+                for position in positions:
+                    assert dispatched_at(queue, policy, moment, position) is order[position]
 
 
 def test_admit_many_rereads_budgets_between_admissions() -> None:

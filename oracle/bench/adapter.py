@@ -14,7 +14,9 @@ kernel operation's (the note names it), per call:
 - ``pop_request`` against ``select_entry`` then ``WaitingQueue.without``;
 - ``peek_request`` then ``pop_request`` (what vLLM's scheduler does) against
   the same (the pin makes the second selection free);
-- ``prepend_request`` against ``WaitingQueue.requeue_preempted``;
+- ``prepend_request`` against ``WaitingQueue.requeue_preempted`` (or, for a
+  queue that re-inserts prepended requests by their keys, as
+  ``priority_queue()`` does, ``WaitingQueue.append``);
 - ``remove_request`` against ``WaitingQueue.remove``;
 - ``remove_requests`` of 64 finished requests, half of them waiting, against
   ``WaitingQueue.remove`` of the 32 waiting ones;
@@ -252,6 +254,7 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
             for _selection in itertools.islice(order, ITERATED):
                 pass
 
+    resumes = queue.prepend_resumed
     return [
         _Measured(
             "add_request",
@@ -265,9 +268,9 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
         _Measured("peek+pop", "select_entry + without", peek_pops, select_removes, put_back, calls),
         _Measured(
             "prepend_request",
-            "requeue_preempted",
+            "requeue_preempted" if resumes else "append",
             _each(queue.prepend_request, fresh),
-            kernel_adds(WaitingQueue.requeue_preempted),
+            kernel_adds(WaitingQueue.requeue_preempted if resumes else WaitingQueue.append),
             drop_fresh,
             calls,
         ),

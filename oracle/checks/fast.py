@@ -8,8 +8,9 @@ the executable spec is compared with the plain definitions (the tree evaluator,
   small tree at every point of a small domain (:mod:`oracle.checks.compiled_keys`);
 - ``lane analysis``: every key the analysis puts on the lane path keeps its
   contract on a grid (:mod:`oracle.checks.lanes`);
-- ``selection paths``: selection, the dispatch order and the admission pass equal
-  the plain definition on every small queue (:mod:`oracle.checks.fast_paths`).
+- ``selection paths``: selection, the dispatch order (whole, and at each
+  position by ``dispatched_at``) and the admission pass equal the plain
+  definition on every small queue (:mod:`oracle.checks.fast_paths`).
 
 Their counterexamples are summaries (no scenario file): the plain definition
 they are measured against is itself checked against the spec, and replaying a
@@ -128,7 +129,10 @@ def _path_run(level: Level, unit: object) -> Partial:
 
 SELECTION_PATHS = Check(
     name="selection paths",
-    description="fast selection, dispatch order and admission pass against the plain definition",
+    description=(
+        "fast selection, dispatch order (and dispatched_at) and admission pass"
+        " against the plain definition"
+    ),
     bounds=lambda level: {
         "queues": f"every queue of 1..{_PATH_ENTRIES[level]} entries over"
         f" {len(fast_paths.ENTRY_CHOICES)} entry choices, built in every order",

@@ -7,7 +7,8 @@ queue of up to ``max_entries`` entries over a small domain and compares, at
 several moments:
 
 - ``select_waiting`` with ``select_reference`` (entry and bit-exact keys);
-- ``dispatch_order`` with repeated ``select_reference`` and removal;
+- ``dispatch_order`` with repeated ``select_reference`` and removal, and
+  ``dispatched_at`` at every position with the same;
 - ``admit_many`` with repeated ``attempt_admission``, for a host whose pool
   takes a fixed number of entries.
 
@@ -38,6 +39,7 @@ from policy.waiting import (
     ascend_fcfs_lanes,
     attempt_admission,
     dispatch_order,
+    dispatched_at,
     make_policy,
     select_reference,
     select_waiting,
@@ -129,6 +131,9 @@ def _compare(policy: QueuePolicy, queue: WaitingQueue, moment: Moment) -> str | 
     wanted = _reference_order(queue, policy, moment)
     if order != wanted:
         return f"dispatch_order {order}, repeated selection {wanted}"
+    at = [dispatched_at(queue, policy, moment, position).identity for position in range(len(queue))]
+    if at != wanted:
+        return f"dispatched_at gives {at}, repeated selection {wanted}"
     room = 2
     passed = admit_many(queue, policy, moment, _always, limit=room)
     step, admitted = queue, []

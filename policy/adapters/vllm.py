@@ -21,7 +21,17 @@ harness. It holds:
   evaluated at selection the clock may have moved in between, so ``pop_request``
   takes the pinned entry instead of selecting again. Any add, prepend or
   remove clears the pin (only the adapter changes ``_queue``, so a pin, when
-  set, is always still waiting).
+  set, is always still waiting);
+- ``_lock``: a ``threading.Lock`` held across every read-modify-write of
+  ``_queue``, the pin, the serial and the statistics, the whole operation
+  (peek's selection and its pin, pop's selection and removal, a batch's
+  build and commit). Reading the request's id and attributes (the getters)
+  happens before the lock is taken; the clock is read under it, so enqueue
+  times rise in queue order. Operations that only read the held version
+  (``len``, ``bool``, ``in``, indexing, iteration) load the one reference once
+  and take no lock: every version is immutable. The lock is taken by
+  ``acquire()`` and released in a ``finally``, not by ``with``: on CPython 3.11
+  that costs a third as much (docs/adapters.md, "Cost").
 
 What it differs in from vLLM's queues and from vLLM-Ascend's
 ShortRequestFirst queue, and why, is listed in docs/adapters.md.
@@ -30,14 +40,17 @@ The clock is injected (default ``time.monotonic``), and ``waited`` is measured
 on it from when the adapter received the request; the adapter logs through
 ``logging`` (the logger ``policy.adapters.vllm``). The kernel does neither;
 pyproject.toml's ``kernel-pure`` contract allows exactly this module's
-``time`` and ``logging`` imports. Not thread-safe, like vLLM's queues: the
-scheduler's one thread owns it.
+``time``, ``logging`` and ``threading`` imports. Safe under concurrent use
+(vLLM's deque loses nothing when two threads add; neither does this queue);
+the lock costs about 0.1 µs per operation (docs/adapters.md, "The lock's cost").
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import operator
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass
@@ -47,6 +60,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from returns.result import Failure, Result
 
+from policy.text import cut, represent
 from policy.waiting import (
     Moment,
     PolicyError,
@@ -55,6 +69,7 @@ from policy.waiting import (
     WaitingQueue,
     ascend_fcfs_lanes,
     dispatch_order,
+    dispatched_at,
     fifo,
     load_policy,
     load_policy_text,
@@ -66,7 +81,10 @@ from policy.waiting.numbers import shown
 __all__ = [
     "ASCEND_CLASS_NAMES",
     "DEFAULT_ATTRIBUTES",
+    "EXACT_INTEGER",
+    "ID_SHOWN",
     "MAX_CLASSES",
+    "PREPENDED",
     "QueueStats",
     "WaitingRequestQueue",
     "fcfs_queue",
@@ -137,8 +155,53 @@ MAX_CLASSES: Final = 64
 _RUN_WARNING: Final = 3
 
 
-#: The moment of every selection on the ``fifo`` and ``static`` paths (never read).
+#: The moment of every selection on the ``fifo`` and ``static`` paths, whose
+#: selection reads no moment (no keys, or keys fixed at enqueue): no clock read
+#: there (``_timeless``); on the others, the clock's.
 _ANY_MOMENT: Final = Moment(0.0)
+
+#: The attribute the queue itself gives every request, when the policy's keys read
+#: it: True for a request :meth:`WaitingRequestQueue.prepend_request` queued (a
+#: preempted or skipped request put back), False for one ``add_request`` queued.
+PREPENDED: Final = "prepended"
+
+#: Longest text of a request id in a refusal.
+ID_SHOWN: Final = 80
+
+#: The largest integer attribute taken: every integer up to it in magnitude is a
+#: float exactly, and the kernel compares attributes as floats; beyond it two
+#: different integers may be one float (vLLM compares priorities exactly).
+EXACT_INTEGER: Final = 2**53
+
+
+def _id_text(identity: object) -> str:
+    """A request id as a refusal quotes it: its ``repr`` on one line, at most
+    :data:`ID_SHOWN` characters (a long id's text is cut first, never copied whole).
+
+    >>> _id_text("req-1"), len(_id_text("x" * 10**6))
+    ("'req-1'", 80)
+    """
+    if isinstance(identity, str):
+        identity = str.__getitem__(identity, slice(0, ID_SHOWN + 1))
+    return cut(represent(identity), ID_SHOWN)
+
+
+def _wrong_id(identity: object) -> TypeError:
+    kind = cut(represent(type(identity).__name__)[1:-1], ID_SHOWN)
+    return TypeError(
+        f"request id {_id_text(identity)}: the queue takes ids of the exact types str and int,"
+        f" not {kind} (an id of any other type may change its hash or equality while it"
+        " waits, and its entry could then never be found again)"
+    )
+
+
+def _inexact(identity: object, name: str, value: object) -> ValueError:
+    return ValueError(
+        f"request {_id_text(identity)}: attribute {shown(name)} is {shown(value)}, beyond"
+        f" the exact integers (at most 2**53 = {EXACT_INTEGER:,} in magnitude): the queue"
+        " compares attributes as floats, which cannot tell such integers apart, so it"
+        " refuses them rather than tie them"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +262,8 @@ class WaitingRequestQueue(Generic[R]):
         "_class_names",
         "_clock",
         "_identity",
+        "_lock",
+        "_marks_prepended",
         "_pin",
         "_policy",
         "_prepend_resumed",
@@ -227,7 +292,13 @@ class WaitingRequestQueue(Generic[R]):
         for name, getter in attributes.items():
             if not callable(getter):
                 raise TypeError(f"attributes[{shown(name)}] must be callable, not {shown(getter)}")
-        read = sorted(policy.attributes_read)
+        if PREPENDED in attributes:
+            raise ValueError(
+                f"attributes[{PREPENDED!r}] is the queue's own: True for a request"
+                " prepend_request queued, False for one add_request queued"
+            )
+        marks = PREPENDED in policy.attributes_read
+        read = sorted(policy.attributes_read - {PREPENDED})
         needed = ["request_id", *read]
         missing = [name for name in needed if name not in attributes]
         if missing:
@@ -251,11 +322,13 @@ class WaitingRequestQueue(Generic[R]):
         self._attributes: tuple[tuple[str, Getter], ...] = tuple(
             (name, attributes[name]) for name in read
         )
+        self._marks_prepended = marks
         self._clock = clock
         self._prepend_resumed = prepend_resumed
         self._class_names: Mapping[float, str] = names
         self._run_value: float | None = None if run_class is None else float(run_class)
         self._queue = WaitingQueue()
+        self._lock = threading.Lock()
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
         self._serial = 0
         self._admissions: dict[object, int] = {}
@@ -270,6 +343,12 @@ class WaitingRequestQueue(Generic[R]):
         return self._policy
 
     @property
+    def prepend_resumed(self) -> bool:
+        """Whether a prepended request is queued resumed, ahead of every key
+        (otherwise by its keys, like a new one)."""
+        return self._prepend_resumed
+
+    @property
     def snapshot(self) -> WaitingQueue:
         """The current version of the kernel queue (O(1); it never changes), for
         running the kernel's own functions on it (``select_waiting``, ...)."""
@@ -280,41 +359,80 @@ class WaitingRequestQueue(Generic[R]):
 
     # --- vLLM's RequestQueue ------------------------------------------------------
 
-    def _attributes_of(self, request: R) -> Mapping[str, Any]:
+    def _identity_of(self, request: R) -> str | int:
+        """The request's id: a ``str`` or an ``int`` exactly (a ``TypeError``
+        otherwise, before anything is queued)."""
+        identity = self._identity(request)
+        if type(identity) is str or type(identity) is int:
+            return identity
+        raise _wrong_id(identity)
+
+    def _attributes_of(
+        self, request: R, identity: object, prepended: bool = False
+    ) -> Mapping[str, Any]:
+        """The attributes the keys read (``prepended`` the queue's own, when read);
+        an integer beyond :data:`EXACT_INTEGER` in magnitude is a ``ValueError``
+        naming the request."""
         getters = self._attributes
-        if not getters:
+        if not getters and not self._marks_prepended:
             return {}  # a dict, whose type the kernel checks at once (a proxy takes an ABC check)
-        return {name: get(request) for name, get in getters}
+        attributes = {name: get(request) for name, get in getters}
+        if self._marks_prepended:
+            attributes[PREPENDED] = prepended
+        for name, value in attributes.items():
+            # floats are exact as they are, booleans small: only integers can be inexact
+            if (
+                type(value) is not float
+                and isinstance(value, int)
+                and not -EXACT_INTEGER <= value <= EXACT_INTEGER
+            ):
+                raise _inexact(identity, name, value)
+        return attributes
 
     def add_request(self, request: R) -> None:
         """Queue ``request`` by the policy's keys, waiting from now.
 
         A request whose id is already waiting, or whose attributes the kernel
         refuses (not a number, ...), is a ``ValueError`` with the kernel's
-        reason, and the queue is unchanged.
+        reason, and the queue is unchanged. So is an integer attribute beyond
+        :data:`EXACT_INTEGER` in magnitude (the kernel compares floats), and an
+        id that is not exactly a ``str`` or an ``int`` is a ``TypeError`` (an id
+        whose hash could change would leave an entry no one can remove).
         """
-        self._pin = None
-        identity = self._identity(request)
-        made = self._queue.append(
-            self._policy,
-            identity,
-            self._attributes_of(request),
-            serial=self._serial,
-            now=self._clock(),
-            carried=request,
-        )
-        if type(made) is Failure:  # not isinstance: an ABC check on every request
-            raise ValueError(str(made.failure()))
-        self._serial += 1
-        self._queue = made.unwrap()
+        identity = self._identity_of(request)
+        attributes = self._attributes_of(request, identity)
+        lock = self._lock
+        lock.acquire()
+        try:
+            self._pin = None
+            made = self._queue.append(
+                self._policy,
+                identity,
+                attributes,
+                serial=self._serial,
+                now=self._clock(),
+                carried=request,
+            )
+            if type(made) is Failure:  # not isinstance: an ABC check on every request
+                raise ValueError(str(made.failure()))
+            self._serial += 1
+            self._queue = made.unwrap()
+        finally:
+            lock.release()
+
+    def _read(self, request: R) -> tuple[Any, Mapping[str, Any], R]:
+        """What the queue reads from ``request`` to prepend it (outside the lock:
+        the getters are the host's code)."""
+        identity = self._identity_of(request)
+        return identity, self._attributes_of(request, identity, prepended=True), request
 
     def _prepended(
-        self, queue: WaitingQueue, serial: int, request: R, now: float
+        self, queue: WaitingQueue, serial: int, read: tuple[Any, Mapping[str, Any], R], now: float
     ) -> tuple[WaitingQueue, int]:
-        """``request`` prepended to a version being built: the new version and the
-        next serial, which the caller commits (nothing of ``self`` changes here)."""
-        identity = self._identity(request)
-        attributes = self._attributes_of(request)
+        """A request, as :meth:`_read` read it, prepended to a version being built:
+        the new version and the next serial, which the caller commits (nothing of
+        ``self`` changes here)."""
+        identity, attributes, request = read
         join = queue.requeue_preempted if self._prepend_resumed else queue.append
         made = join(self._policy, identity, attributes, serial=serial, now=now, carried=request)
         if type(made) is Failure:  # not isinstance: an ABC check on every request
@@ -325,84 +443,121 @@ class WaitingRequestQueue(Generic[R]):
         """Put ``request`` back: resumed, at the front, ahead of every key (or, with
         ``prepend_resumed=False``, by its keys like a new request). Refused as
         :meth:`add_request` refuses."""
-        self._pin = None
-        self._queue, self._serial = self._prepended(
-            self._queue, self._serial, request, self._clock()
-        )
+        read = self._read(request)
+        lock = self._lock
+        lock.acquire()
+        try:
+            self._pin = None
+            self._queue, self._serial = self._prepended(
+                self._queue, self._serial, read, self._clock()
+            )
+        finally:
+            lock.release()
 
     def prepend_requests(self, requests: Iterable[R]) -> None:
         """Prepend each request of ``requests`` (any iterable, another queue
         included) one by one in iteration order, as ``deque.extendleft`` does: the
         last one ends up first. All or nothing: if one is refused (a
         ``ValueError``), none is queued.
-        """
-        self._pin = None
-        queue, serial = self._queue, self._serial
-        now = self._clock()  # one moment for the batch
-        for request in requests:
-            queue, serial = self._prepended(queue, serial, request, now)
-        self._queue, self._serial = queue, serial
 
-    def _moment(self) -> Moment:
-        """The moment of a selection now: the clock's, or, on the ``fifo`` and
-        ``static`` paths (whose selection reads no moment: no keys, or keys fixed at
-        enqueue), any moment, without a clock read."""
-        if self._timeless:
-            return _ANY_MOMENT
-        return Moment(self._clock())
+        ``requests`` is read whole first, outside the lock (it may be this very
+        queue), then the batch is built and committed under it.
+        """
+        batch = [self._read(request) for request in requests]
+        lock = self._lock
+        lock.acquire()
+        try:
+            self._pin = None
+            queue, serial = self._queue, self._serial
+            now = self._clock()  # one moment for the batch
+            for read in batch:
+                queue, serial = self._prepended(queue, serial, read, now)
+            self._queue, self._serial = queue, serial
+        finally:
+            lock.release()
 
     def pop_request(self) -> R:
         """Take the next request: the one the last :meth:`peek_request` returned if
         nothing changed the queue since, otherwise the policy's selection now.
         An empty queue is an ``IndexError``."""
-        pinned = self._pin
-        if pinned is None:
-            # one admission attempt whose fit the scheduler has checked
-            pinned = select_entry(self._queue, self._policy, self._moment())
+        lock = self._lock
+        lock.acquire()
+        try:
+            pinned = self._pin
             if pinned is None:
-                raise IndexError("pop from an empty waiting queue")
-        else:
-            self._pin = None
-        entry, keys = pinned
-        self._queue = self._queue.without(entry)
+                # one admission attempt whose fit the scheduler has checked
+                moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
+                pinned = select_entry(self._queue, self._policy, moment)
+                if pinned is None:
+                    raise IndexError("pop from an empty waiting queue")
+            else:
+                self._pin = None
+            entry, keys = pinned
+            self._queue = self._queue.without(entry)
+            warn = self._count(entry, keys)
+        finally:
+            lock.release()
+        if warn:
+            self._warn_run()
         request: R = entry.carried  # type: ignore[assignment]  # what add_request gave
-        self._count(entry, keys)
         return request
 
     def peek_request(self) -> R:
         """The request :meth:`pop_request` would take, pinned until the next pop,
         add, prepend or remove (so the same request even if the clock moves). An
         empty queue is an ``IndexError``."""
-        pinned = self._pin
-        if pinned is None:
-            pinned = select_entry(self._queue, self._policy, self._moment())
+        lock = self._lock
+        lock.acquire()  # the selection and its pin, at once
+        try:
+            pinned = self._pin
             if pinned is None:
-                raise IndexError("peek from an empty waiting queue")
-            self._pin = pinned
+                moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
+                pinned = select_entry(self._queue, self._policy, moment)
+                if pinned is None:
+                    raise IndexError("peek from an empty waiting queue")
+                self._pin = pinned
+        finally:
+            lock.release()
         request: R = pinned[0].carried  # type: ignore[assignment]  # what add_request gave
         return request
 
     def remove_request(self, request: R) -> None:
         """Remove the waiting request with ``request``'s id; one that is not waiting
         is a ``ValueError``."""
-        self._pin = None
         identity = self._identity(request)
-        made = self._queue.remove(identity)
-        if type(made) is Failure:  # not isinstance: an ABC check on every request
-            raise ValueError(str(made.failure()))
-        self._queue = made.unwrap()
+        if type(identity) is not str and type(identity) is not int:
+            # never queued (add_request refuses such ids): not waiting
+            raise ValueError(f"request {_id_text(identity)}: is not waiting")
+        lock = self._lock
+        lock.acquire()
+        try:
+            self._pin = None
+            made = self._queue.remove(identity)
+            if type(made) is Failure:  # not isinstance: an ABC check on every request
+                raise ValueError(str(made.failure()))
+            self._queue = made.unwrap()
+        finally:
+            lock.release()
 
     def remove_requests(self, requests: Iterable[R]) -> None:
         """Remove every waiting request among ``requests``; the others are ignored
         (vLLM calls this on every finished request, waiting or not)."""
-        self._pin = None
-        queue = self._queue
         get = self._identity
-        for request in requests:
-            entry = queue.entry_of(get(request))  # None for an unhashable id too
-            if entry is not None:
-                queue = queue.without(entry)
-        self._queue = queue
+        identities = [get(request) for request in requests]  # the getter: outside the lock
+        lock = self._lock
+        lock.acquire()
+        try:
+            self._pin = None
+            queue = self._queue
+            for identity in identities:
+                if type(identity) is not str and type(identity) is not int:
+                    continue  # never queued: add_request refuses such ids
+                entry = queue.entry_of(identity)
+                if entry is not None:
+                    queue = queue.without(entry)
+            self._queue = queue
+        finally:
+            lock.release()
 
     def __bool__(self) -> bool:
         return bool(self._queue)  # one call fewer than len(...) > 0: vLLM asks every admission
@@ -418,6 +573,29 @@ class WaitingRequestQueue(Generic[R]):
         order = dispatch_order(self._queue, self._policy, Moment(self._clock()))
         return (selection.entry.carried for selection in order)  # type: ignore[misc]
 
+    def __getitem__(self, index: int) -> R:
+        """The request at ``index`` of the iteration order now, as a deque answers
+        ``queue[index]``: negative from the end, an ``IndexError`` out of range,
+        a ``TypeError`` for anything but an integer (slices included, as a
+        deque refuses them). O(log n) on the ``fifo`` and ``static`` paths, fast
+        on ``lanes`` (:func:`~policy.waiting.dispatched_at`); reads the queue as
+        it is, without the lock, like iteration."""
+        if type(index) is not int:
+            try:
+                index = operator.index(index)
+            except TypeError:
+                raise TypeError(
+                    f"waiting queue index must be an integer, not {type(index).__name__}"
+                ) from None
+        queue = self._queue  # one version: it never changes
+        size = len(queue)
+        position = index + size if index < 0 else index
+        if not 0 <= position < size:
+            raise IndexError("waiting queue index out of range")
+        entry = dispatched_at(queue, self._policy, Moment(self._clock()), position)
+        request: R = entry.carried  # type: ignore[assignment]  # what add_request gave
+        return request
+
     def __contains__(self, request: object) -> bool:
         """Whether a request with ``request``'s id is waiting (False for an object
         without one)."""
@@ -425,12 +603,15 @@ class WaitingRequestQueue(Generic[R]):
             identity = self._identity(request)
         except AttributeError:  # no id: not waiting
             return False
-        return self._queue.entry_of(identity) is not None  # an unhashable id is not waiting
+        if type(identity) is not str and type(identity) is not int:
+            return False  # never queued: add_request refuses such ids
+        return self._queue.entry_of(identity) is not None
 
     # --- statistics ----------------------------------------------------------------
 
-    def _count(self, entry: WaitingEntry, keys: tuple[float, ...]) -> None:
-        """Count one admission by its class (see :class:`QueueStats`)."""
+    def _count(self, entry: WaitingEntry, keys: tuple[float, ...]) -> bool:
+        """Count one admission by its class (see :class:`QueueStats`); whether the
+        run's warning is due now (logged by the caller, outside the lock)."""
         kind: object
         if entry.resumed:
             kind = "resumed"
@@ -449,19 +630,26 @@ class WaitingRequestQueue(Generic[R]):
         counts[kind] = seen + 1
         watched = self._run_value
         if watched is None:
-            return
+            return False
         if kind == watched:
             self._run += 1
             if self._run == _RUN_WARNING and not self._warned:
                 self._warned = True
-                _LOG.warning(
-                    "%d consecutive admissions of class %s: long requests are overtaking"
-                    " short ones; consider a larger short threshold or a longer wait limit",
-                    self._run,
-                    _class_label(watched, self._class_names),
-                )
+                return True
         else:
             self._run = 0
+        return False
+
+    def _warn_run(self) -> None:
+        """Log the run of consecutive admissions of the watched class, once per queue."""
+        watched = self._run_value
+        assert watched is not None
+        _LOG.warning(
+            "%d consecutive admissions of class %s: long requests are overtaking"
+            " short ones; consider a larger short threshold or a longer wait limit",
+            _RUN_WARNING,
+            _class_label(watched, self._class_names),
+        )
 
     def stats(self) -> QueueStats:
         """Admissions per class of the policy's first key, and the current run of
@@ -477,16 +665,24 @@ class WaitingRequestQueue(Generic[R]):
         QueueStats(admissions={'short': 1, 'long': 1}, run_class='aged long', run=0, waiting=0)
         """
         names = self._class_names
+        lock = self._lock
+        lock.acquire()  # the counts, the run and the size of one moment
+        try:
+            counted = list(self._admissions.items())
+            run = self._run
+            waiting = len(self._queue)
+        finally:
+            lock.release()
         admissions: dict[str, int] = {}
-        for kind, count in self._admissions.items():
+        for kind, count in counted:
             label = _class_label(kind, names)
             admissions[label] = admissions.get(label, 0) + count
         watched = self._run_value
         return QueueStats(
             admissions,
             None if watched is None else _class_label(watched, names),
-            self._run,
-            len(self._queue),
+            run,
+            waiting,
         )
 
 
@@ -548,19 +744,31 @@ def fcfs_queue(
 
 
 def priority_queue(
-    preempted_first: bool = True,
+    preempted_first: bool = False,
     *,
     attributes: Mapping[str, Getter] = DEFAULT_ATTRIBUTES,
     clock: Callable[[], float] = time.monotonic,
 ) -> WaitingRequestQueue[Any]:
     """vLLM's priority order (:func:`~policy.waiting.vllm_priority`): lower
-    ``priority``, then earlier ``arrival_time``, then queue order.
+    ``priority``, then earlier ``arrival_time``, then queue order; a prepended
+    (preempted or skipped) request is re-inserted by its keys, as vLLM's
+    ``PriorityRequestQueue.prepend_request`` pushes it onto its heap.
 
-    ``preempted_first`` (default) puts prepended (preempted or skipped) requests
-    first, resumed, so a preempted request keeps its precedence; with
-    ``preempted_first=False`` a prepended request is re-inserted by its keys, as
-    vLLM's priority queue does.
+    ``preempted_first=True`` puts prepended requests first *within their
+    priority* (ahead of the requests of the same priority that were added, never
+    ahead of a better priority; among themselves by ``arrival_time``), the order
+    the fixes proposed for vLLM #41951 give: the queue marks each request it
+    queued by ``prepend_request`` (the attribute :data:`PREPENDED`).
 
+    >>> from types import SimpleNamespace as Req
+    >>> for preempted_first in (False, True):
+    ...     queue = priority_queue(preempted_first, clock=lambda: 0.0)
+    ...     queue.add_request(Req(request_id="new", priority=0, arrival_time=1.0))
+    ...     queue.add_request(Req(request_id="later", priority=10, arrival_time=0.5))
+    ...     queue.prepend_request(Req(request_id="preempted", priority=0, arrival_time=2.0))
+    ...     print([r.request_id for r in queue])
+    ['new', 'preempted', 'later']
+    ['preempted', 'new', 'later']
     >>> priority_queue(preempted_first="yes")
     Traceback (most recent call last):
     ...
@@ -569,10 +777,10 @@ def priority_queue(
     if preempted_first is not True and preempted_first is not False:
         raise TypeError(f"preempted_first must be True or False, not {shown(preempted_first)}")
     return WaitingRequestQueue(
-        vllm_priority(),
+        vllm_priority(preempted_first),
         attributes=attributes,
         clock=clock,
-        prepend_resumed=preempted_first,
+        prepend_resumed=False,
     )
 
 

@@ -20,7 +20,9 @@ record's ``__init__``):
 - An entry leaving from the middle leaves a *tombstone* in its slot: its
   ticket (an ``int``), so the slots stay in ticket order and a binary search
   by ticket still finds any entry. ``dead`` holds the tombstones' tickets
-  that lie in the live parts, for :meth:`Line.rank` and :meth:`Line.at`.
+  that lie in the live parts, in a persistent sorted map with positions
+  (:class:`~policy.waiting.ordered.OrderedMap`), so that :meth:`Line.rank`
+  and :meth:`Line.at` count the tombstones before a slot in O(log n).
   ``head``, ``tail`` and ``top`` always rest on live entries: they skip
   tombstones as they move, and drop them from ``dead``.
 - ``waste`` counts slots that hold no live entry (dead prefix, the unused
@@ -42,9 +44,10 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from immutables import Map
 from pyrsistent import pvector
 from pyrsistent.typing import PVector
+
+from policy.waiting.ordered import OrderedMap
 
 __all__ = ["Line", "Ticketed"]
 
@@ -62,7 +65,7 @@ E = TypeVar("E", bound=Ticketed)
 _SLACK: Final = 64
 
 _EMPTY_VECTOR: Final[PVector[Any]] = pvector()
-_NO_DEAD: Final[Map[int, bool]] = Map()
+_NO_DEAD: Final[OrderedMap[int, bool]] = OrderedMap()
 
 
 def _ticket_of(slot: Any) -> int:
@@ -249,7 +252,7 @@ class Line(tuple[Any, ...], Generic[E]):
             tail, dead = self[4], self[6]
             head += 1
             while type(back[head]) is int:  # the last slot is live: head stops there
-                dead = dead.delete(back[head])
+                dead = dead.remove(back[head])
                 head += 1
             size: int = self[7] - 1
             waste: int = self[8] + 1
@@ -265,23 +268,23 @@ class Line(tuple[Any, ...], Generic[E]):
                 top -= 1
                 while top and type(front[top - 1]) is int:  # rest on a live entry
                     top -= 1
-                    dead = dead.delete(front[top])
+                    dead = dead.remove(front[top])
             else:
                 front = front.set(at, entry.ticket)
-                dead = dead.set(entry.ticket, True)
+                dead = dead.insert(entry.ticket, True)
         elif at == head:
             head += 1
             while head < tail and type(back[head]) is int:
-                dead = dead.delete(back[head])
+                dead = dead.remove(back[head])
                 head += 1
         elif at == tail - 1:
             tail -= 1
             while type(back[tail - 1]) is int:  # head < tail - 1 rests on a live entry
                 tail -= 1
-                dead = dead.delete(back[tail])
+                dead = dead.remove(back[tail])
         else:
             back = back.set(at, entry.ticket)
-            dead = dead.set(entry.ticket, True)
+            dead = dead.insert(entry.ticket, True)
         waste += 1
         size -= 1
         if waste > size + _SLACK:
@@ -289,40 +292,42 @@ class Line(tuple[Any, ...], Generic[E]):
         return _made(front, top, back, head, tail, base, dead, size, waste)
 
     def rank(self, entry: E) -> int:
-        """How many entries come before ``entry``, which must be in this line. O(log n
-        + tombstones)."""
+        """How many entries come before ``entry``, which must be in this line. O(log n)."""
         in_front, at = self._slot_of(entry)
         top: int = self[1]
         slot: int = top - 1 - at if in_front else top + at - self[3]
-        ticket = entry.ticket
-        return slot - sum(1 for dead in self[6] if dead < ticket)
+        dead: OrderedMap[int, bool] = self[6]
+        return slot - dead.rank(entry.ticket) if dead else slot
 
     def at(self, position: int) -> E:
         """The entry at ``position`` (0 to ``len - 1``; an ``IndexError`` otherwise).
-        O(1 + tombstones · log tombstones)."""
+        O(1) without tombstones, O(log n · log tombstones) with them.
+
+        Counting slots from the line's first, the entry is at slot ``position + k``
+        where ``k`` tombstones lie before it; ``k`` is found by bisection: for slot
+        ``position + k``, the tombstones before it minus ``k`` never rises with
+        ``k``, and the entry's ``k`` is the largest for which it is not negative."""
         size = self[7]
         if position < 0 or position >= size:
             raise IndexError(position)
         front, top, back, head = self[0], self[1], self[2], self[3]
-        slot = position
-        for dead in sorted(self[6]):
-            if _slot_number(self, dead) <= slot:
-                slot += 1
-            else:
-                break
-        if slot < top:
-            return front[top - 1 - slot]  # type: ignore[no-any-return]
-        return back[head + slot - top]  # type: ignore[no-any-return]
-
-
-def _slot_number(line: Line[Any], dead: int) -> int:
-    """The slot of the tombstone ``dead``, counted from the line's first slot."""
-    front, back = line[0], line[2]
-    top: int = line[1]
-    head: int = line[3]
-    if top and dead <= _ticket_of(front[0]):
-        return top - 1 - bisect_left(front, -dead, 0, top, key=_negated_ticket_of)
-    return top + bisect_left(back, dead, head, line[4], key=_ticket_of) - head
+        dead: OrderedMap[int, bool] = self[6]
+        if dead:
+            low, high = 0, len(dead)  # the largest k in [low, high] with room(k) >= 0
+            while low < high:
+                k = (low + high + 1) // 2
+                slot = position + k
+                ticket = _ticket_of(
+                    front[top - 1 - slot] if slot < top else back[head + slot - top]
+                )
+                if dead.rank(ticket) >= k:
+                    low = k
+                else:
+                    high = k - 1
+            position += low
+        if position < top:
+            return front[top - 1 - position]  # type: ignore[no-any-return]
+        return back[head + position - top]  # type: ignore[no-any-return]
 
 
 _tuple_new: Final = tuple.__new__
@@ -335,7 +340,7 @@ def _made(  # noqa: PLR0917 - the line's fields, positionally: the hot path's co
     head: int,
     tail: int,
     base: int,
-    dead: Map[int, bool],
+    dead: OrderedMap[int, bool],
     size: int,
     waste: int,
 ) -> Line[Any]:

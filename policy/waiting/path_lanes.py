@@ -30,7 +30,10 @@ from policy.waiting.entry import WaitingEntry
 from policy.waiting.line import Line
 from policy.waiting.queue_policy import QueuePolicy
 
-__all__ = ["LaneIndex"]
+__all__ = ["MERGED_UP_TO", "LaneIndex"]
+
+#: Positions below this are found by walking the lazy merge (quicker than bisection there).
+MERGED_UP_TO: Final = 64
 
 _EMPTY_LINE: Final[Line[Any]] = Line.empty()
 _NO_LANES: Final[Map[Any, Any]] = Map()
@@ -106,6 +109,81 @@ class LaneIndex:
         if not self.in_time_order:
             return None
         return _merged(self, now, budget_left)
+
+    def size(self) -> int:
+        """How many entries the index keeps (O(classes))."""
+        return sum(len(members) for members in self.lanes.values())
+
+    def positioned(
+        self, position: int, now: float, budget_left: Mapping[str, float]
+    ) -> WaitingEntry | None:
+        """The entry at ``position`` of :meth:`dispatched`'s order (0 to ``size() -
+        1``); None when not ``in_time_order``.
+
+        Near the front (``position < MERGED_UP_TO``) the lazy merge is walked.
+        Otherwise each class in turn is searched by bisection for the entry with
+        exactly ``position`` entries before it in the merge, counting, for each
+        candidate, the entries of every other class ranked before it (a
+        bisection too): each class is in (key values, ticket) order, so the
+        count rises with the candidate, and each count is searched only where the
+        earlier candidates left it. O(k^2 log^2 n) key evaluations for k classes
+        at worst (each line's ``at`` O(1) without tombstones)."""
+        if not self.in_time_order:
+            return None
+        lines = list(self.lanes.values())
+        if len(lines) == 1:
+            return lines[0].at(position)
+        if position < MERGED_UP_TO:
+            for at, (entry, _) in enumerate(_merged(self, now, budget_left)):
+                if at == position:
+                    return entry
+        keys_of = self.policy.plan.keys
+        # (class, position) -> (sort key, ticket): the bisections revisit positions
+        # (their first steps are shared), and a line's ``at`` costs O(log n) with
+        # tombstones
+        ranks: dict[tuple[int, int], tuple[Any, int]] = {}
+
+        def rank(number: int, at: int) -> tuple[Any, int]:
+            known = ranks.get((number, at))
+            if known is None:
+                entry = lines[number].at(at)
+                waited = now - entry.enqueued_at
+                keys = keys_of(entry.values, entry.serial, now, waited, budget_left)
+                known = ranks[number, at] = (sort_key(keys), entry.ticket)
+            return known
+
+        def ranked_before(number: int, bound: tuple[Any, int], low: int, high: int) -> int:
+            """How many of class ``number``'s entries rank before ``bound``, known
+            to be from ``low`` to ``high``."""
+            while low < high:
+                middle = (low + high) // 2
+                if rank(number, middle) < bound:
+                    low = middle + 1
+                else:
+                    high = middle
+            return low
+
+        for number, line in enumerate(lines):
+            others = [other for other in range(len(lines)) if other != number]
+            # what each other class may still count: the candidates' bounds only
+            # move inwards as the bisection narrows, and so do the counts
+            floors, ceilings = [0] * len(others), [len(lines[other]) for other in others]
+            low, high = 0, len(line)
+            while low < high:
+                middle = (low + high) // 2
+                bound = rank(number, middle)
+                counts = [
+                    ranked_before(other, bound, floors[at], ceilings[at])
+                    for at, other in enumerate(others)
+                ]
+                before = middle + sum(counts)
+                if before == position:
+                    return line.at(middle)
+                if before < position:
+                    low, floors = middle + 1, counts
+                else:
+                    high, ceilings = middle, counts
+        raise IndexError(position)
 
 
 def _merged(

@@ -176,6 +176,31 @@ class StaticIndex:
             for entry in self.classes[value]:
                 yield entry, static_keys(policy, entry)
 
+    def size(self) -> int:
+        """How many entries the index keeps (O(classes))."""
+        if not self.by_class:
+            return len(self.ranked)
+        return sum(len(members) for members in self.classes.values())
+
+    def positioned(
+        self,
+        position: int,
+        now: float,  # noqa: ARG002 - PathIndex's parameters
+        budget_left: Mapping[str, float],  # noqa: ARG002
+    ) -> WaitingEntry:
+        """The entry at ``position`` of :meth:`dispatched`'s order (0 to ``size() -
+        1``): O(log n) in the general index; by class, O(classes) to find the
+        class, then the class line's :meth:`~policy.waiting.line.Line.at`."""
+        if not self.by_class:
+            return self.ranked.at(position)[1]
+        classes = self.classes
+        for value in self.class_order:
+            members = classes[value]
+            if position < len(members):
+                return members.at(position)
+            position -= len(members)
+        raise IndexError(position)
+
 
 _SHAPE: Final = shape_of(StaticIndex)
 

@@ -30,7 +30,10 @@ class PathIndex(Protocol):
     ``added`` and ``dropped`` see non-resumed entries only (resumed ones are
     selected from the front, before any key); ``tracks`` says whether they need
     calling at all. ``selected`` and ``dispatched`` answer for a non-empty
-    index, or None when the queue must scan its entries instead.
+    index, or None when the queue must scan its entries instead; so does
+    ``positioned`` (the entry at a position of ``dispatched``'s order), for a
+    position from 0 to ``size() - 1``. ``size`` counts the entries kept (only
+    called when ``tracks``).
     """
 
     tracks: ClassVar[bool]
@@ -47,6 +50,12 @@ class PathIndex(Protocol):
     def dispatched(
         self, now: float, budget_left: Mapping[str, float]
     ) -> Iterator[Chosen] | None: ...
+
+    def size(self) -> int: ...
+
+    def positioned(
+        self, position: int, now: float, budget_left: Mapping[str, float]
+    ) -> WaitingEntry | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +80,19 @@ class Unindexed:
 
     def dispatched(self, now: float, budget_left: Mapping[str, float]) -> Iterator[Chosen] | None:  # noqa: ARG002 - PathIndex's parameters
         """None: the queue sorts its entries by their keys."""
+        return None
+
+    def size(self) -> int:
+        """0: nothing is kept (never asked: ``tracks`` is false)."""
+        return 0
+
+    def positioned(
+        self,
+        position: int,  # noqa: ARG002 - PathIndex's parameters
+        now: float,  # noqa: ARG002
+        budget_left: Mapping[str, float],  # noqa: ARG002
+    ) -> WaitingEntry | None:
+        """None: the queue finds the position in its own order."""
         return None
 
 

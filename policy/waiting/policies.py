@@ -76,16 +76,43 @@ def static_priority(attribute: str = "priority") -> QueuePolicy:
     return _built(make_policy([attribute], attributes=[attribute], timing="enqueue"))
 
 
-def vllm_priority() -> QueuePolicy:
+#: The key that puts a prepended request (a preempted one, put back) first within
+#: its priority: ``prepended`` is an attribute the host sets (the drop-in vLLM queue
+#: sets it: True when ``prepend_request`` queued the request).
+PREPENDED_FIRST_KEY: Final = "prepended ? 0 : 1"
+
+
+def vllm_priority(preempted_first: bool = False) -> QueuePolicy:
     """vLLM's priority order: lower ``priority`` first, then earlier ``arrival_time``,
     then queue order (vLLM compares request ids there; docs/adapters.md says why not).
 
-    Both keys are static, so they are computed once at enqueue.
+    With ``preempted_first``, a request whose ``prepended`` attribute is true comes
+    first *within its priority* (before every request of that priority that is not,
+    never before a request of a better priority), as the fixes proposed for vLLM
+    #41951 order preempted requests; among them, earlier ``arrival_time`` first.
+
+    The keys are static, so they are computed once at enqueue.
 
     >>> from policy.waiting.parse import unparse
     >>> [unparse(key) for key in vllm_priority().keys], vllm_priority().path
     (['priority', 'arrival_time'], 'static')
+    >>> [unparse(key) for key in vllm_priority(preempted_first=True).keys]
+    ['priority', 'prepended ? 0 : 1', 'arrival_time']
+    >>> vllm_priority(preempted_first=1)
+    Traceback (most recent call last):
+    ...
+    TypeError: preempted_first must be True or False, not 1
     """
+    if preempted_first is not True and preempted_first is not False:
+        raise TypeError(f"preempted_first must be True or False, not {shown(preempted_first)}")
+    if preempted_first:
+        return _built(
+            make_policy(
+                ["priority", PREPENDED_FIRST_KEY, "arrival_time"],
+                attributes=["priority", "prepended", "arrival_time"],
+                timing="enqueue",
+            )
+        )
     return _built(
         make_policy(
             ["priority", "arrival_time"], attributes=["priority", "arrival_time"], timing="enqueue"

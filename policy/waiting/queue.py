@@ -594,6 +594,24 @@ class WaitingQueue:
         at, keys = policy.plan.scan(rows, now, budget_left)
         return rows[at], keys
 
+    def _dispatched_at(
+        self, policy: QueuePolicy, now: float, budget_left: Mapping[str, float], position: int
+    ) -> WaitingEntry | None:
+        """The entry at ``position`` (0 to ``len - 1``) of :meth:`_dispatch`'s order
+        by the path's index; None when the caller must walk that order (the
+        ``scan`` path, a lanes index out of time order, a queue not indexed for
+        ``policy``). The resumed prefix and a policy without keys are the queue's
+        own order (:meth:`~policy.waiting.line.Line.at`)."""
+        if not policy.keys:
+            return self._order.at(position)
+        index = self._index
+        if index is None or not index.tracks or not _same_policy(index.policy, policy):
+            return None
+        resumed = len(self) - index.size()
+        if position < resumed:
+            return self._order.at(position)
+        return index.positioned(position - resumed, now, budget_left)
+
     def _dispatch(
         self,
         policy: QueuePolicy,

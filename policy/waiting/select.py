@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import islice
 from typing import Any, Final, TypeAlias
 
 from pyrsistent import pmap
@@ -276,6 +277,44 @@ def dispatch_order(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> 
     ):
         _refuse_arguments(queue, policy, moment)  # raised at the call: see _dispatch_order
     return _dispatch_order(queue, policy, moment)
+
+
+def dispatched_at(
+    queue: WaitingQueue, policy: QueuePolicy, moment: Moment, position: int
+) -> WaitingEntry:
+    """The entry at ``position`` of :func:`dispatch_order` ``(queue, policy,
+    moment)``, without walking the order before it where the path allows:
+    O(log n) on the ``fifo`` and ``static`` paths (plus, within one line,
+    removals from its middle not yet compacted), O(k^2 log^2 n) key evaluations
+    on the ``lanes`` path with k classes (walking the merge below position 64),
+    and the walk itself on the ``scan`` path (O(n log n)).
+
+    ``position`` must be an int from 0 to ``len(queue) - 1`` (a ``TypeError``,
+    an ``IndexError``).
+
+    >>> from policy.waiting.policies import static_priority
+    >>> policy = static_priority()
+    >>> queue = WaitingQueue()
+    >>> for serial, priority in enumerate([5, 1, 3]):
+    ...     queue = queue.append(policy, serial, {"priority": priority}, serial=serial,
+    ...                          now=0.0).unwrap()
+    >>> [dispatched_at(queue, policy, Moment(0.0), at).identity for at in range(3)]
+    [1, 2, 0]
+    """
+    if (
+        type(queue) is not WaitingQueue
+        or type(policy) is not QueuePolicy
+        or type(moment) is not Moment
+    ):
+        _refuse_arguments(queue, policy, moment)
+    if type(position) is not int:
+        raise TypeError(f"position must be an int, not {type(position).__name__}")
+    if not 0 <= position < len(queue):
+        raise IndexError(f"position {position} of a queue of {len(queue)}")
+    found = queue._dispatched_at(policy, moment.now, moment.budget_left, position)
+    if found is not None:
+        return found
+    return next(islice(_dispatch_order(queue, policy, moment), position, None)).entry
 
 
 def _dispatch_order(

@@ -5,8 +5,16 @@ FCFS queue (a deque) as the scheduler's skipped-request queue."""
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from policy.adapters.vllm import (
+    WaitingRequestQueue,
+    fcfs_queue,
+    priority_queue,
+    short_request_first_queue,
+)
 
 
 @dataclass(eq=False)  # compared by identity, as vLLM's Request is
@@ -40,6 +48,15 @@ class DequeQueue(collections.deque[Any]):
 
     def prepend_request(self, request: Any) -> None:
         self.appendleft(request)
+
+
+#: Every ready-made queue, at the settings the tests use, on a given clock.
+QUEUE_MAKERS: dict[str, Callable[[FakeClock], WaitingRequestQueue[Any]]] = {
+    "fcfs": lambda clock: fcfs_queue(clock=clock),
+    "priority": lambda clock: priority_queue(clock=clock),
+    "priority, preempted first": lambda clock: priority_queue(True, clock=clock),
+    "short first": lambda clock: short_request_first_queue(256, 100.0, clock=clock),
+}
 
 
 def ids(requests: Any) -> list[str]:

@@ -22,14 +22,9 @@ from policy.adapters.vllm import (
     short_request_first_queue,
 )
 from policy.waiting import Moment, WaitingQueue, make_policy, select_waiting
-from tests.adapters.stand_ins import DequeQueue, FakeClock, Req, drain, ids
+from tests.adapters.stand_ins import QUEUE_MAKERS, DequeQueue, FakeClock, Req, drain, ids
 
-MAKERS: dict[str, Callable[[FakeClock], WaitingRequestQueue[Any]]] = {
-    "fcfs": lambda clock: fcfs_queue(clock=clock),
-    "priority": lambda clock: priority_queue(clock=clock),
-    "priority, re-insert": lambda clock: priority_queue(False, clock=clock),
-    "short first": lambda clock: short_request_first_queue(256, 100.0, clock=clock),
-}
+MAKERS = QUEUE_MAKERS
 
 
 @pytest.fixture(params=sorted(MAKERS))

@@ -3,10 +3,11 @@
 Four queues, four models, each kept by plain Python structures:
 
 - ``fcfs_queue`` against a ``collections.deque`` (vLLM's FCFS queue is one);
-- ``priority_queue(preempted_first=False)`` against a ``heapq`` heap of
-  (priority, arrival_time, insertion number): vLLM's priority queue, ties in
-  insertion order instead of by request id;
-- ``priority_queue()`` against a deque of prepended requests in front of that heap;
+- ``priority_queue()`` against a ``heapq`` heap of (priority, arrival_time,
+  insertion number): vLLM's priority queue, ties in insertion order instead of
+  by request id, a prepended request pushed like a new one;
+- ``priority_queue(preempted_first=True)`` against a heap of (priority, 0 for a
+  prepended request and 1 for an added one, arrival_time, insertion number);
 - ``short_request_first_queue(256, 100 ms)`` against a deque of prepended
   requests in front of a list whose order is the Ascend lanes' class at the
   current clock, then insertion number.
@@ -104,7 +105,7 @@ class HeapModel(Model):
 
     def __init__(self, clock: FakeClock) -> None:
         super().__init__(clock)
-        self.heap: list[tuple[int, float, int, Req]] = []
+        self.heap: list[tuple[Any, ...]] = []
 
     def add(self, request: Req) -> None:
         item = (request.priority, request.arrival_time, next(self.counter), request)
@@ -114,37 +115,28 @@ class HeapModel(Model):
         self.add(request)
 
     def take(self, request: Req) -> None:
-        self.heap = [item for item in self.heap if item[3] is not request]
+        self.heap = [item for item in self.heap if item[-1] is not request]
         heapq.heapify(self.heap)
 
     def order(self) -> list[Req]:
-        return [item[3] for item in sorted(self.heap)]
+        return [item[-1] for item in sorted(self.heap)]
 
     def best(self) -> Req:
-        return self.heap[0][3]
+        return self.heap[0][-1]  # type: ignore[no-any-return]
 
 
-class ResumedHeapModel(HeapModel):
-    """Prepended requests first (most recent first), then the heap."""
+class PrependedFirstHeapModel(HeapModel):
+    """A prepended request first within its priority (then by arrival), never across."""
 
-    def __init__(self, clock: FakeClock) -> None:
-        super().__init__(clock)
-        self.resumed: collections.deque[Req] = collections.deque()
+    def _push(self, request: Req, rank: int) -> None:
+        item = (request.priority, rank, request.arrival_time, next(self.counter), request)
+        heapq.heappush(self.heap, item)
+
+    def add(self, request: Req) -> None:
+        self._push(request, 1)
 
     def prepend(self, request: Req) -> None:
-        self.resumed.appendleft(request)
-
-    def take(self, request: Req) -> None:
-        if any(r is request for r in self.resumed):
-            self.resumed.remove(request)
-        else:
-            super().take(request)
-
-    def order(self) -> list[Req]:
-        return [*self.resumed, *super().order()]
-
-    def best(self) -> Req:
-        return self.resumed[0] if self.resumed else super().best()
+        self._push(request, 0)
 
 
 def recovering(request: Req) -> bool:
@@ -344,11 +336,11 @@ def _machine(
 
 MACHINES = {
     "fcfs against a deque": _machine(lambda clock: fcfs_queue(clock=clock), DequeModel),
-    "priority re-insert against a heap": _machine(
-        lambda clock: priority_queue(False, clock=clock), HeapModel
+    "priority (vLLM's re-insert) against a heap": _machine(
+        lambda clock: priority_queue(clock=clock), HeapModel
     ),
-    "priority preempted first against a deque and a heap": _machine(
-        lambda clock: priority_queue(clock=clock), ResumedHeapModel
+    "priority preempted first within its priority against a heap": _machine(
+        lambda clock: priority_queue(True, clock=clock), PrependedFirstHeapModel
     ),
     "short first against lanes": _machine(
         lambda clock: short_request_first_queue(THRESHOLD, 100.0, clock=clock), LanesModel

@@ -76,15 +76,49 @@ def test_equal_priority_and_arrival_go_by_queue_order_not_request_id() -> None:
     assert drain(queue) == ["b", "a"]
 
 
-def test_a_preempted_request_keeps_its_precedence_by_default() -> None:
-    running = Req("low", priority=5, arrival_time=1.0)
-    for preempted_first, expected in ((True, ["low", "high"]), (False, ["high", "low"])):
+def test_a_preempted_request_never_passes_a_better_priority() -> None:
+    # vLLM's worker-slot case (issue 17): on 7a23c81 the default preempted_first=True
+    # admitted the preempted request at priority 10 before the new one at priority 0.
+    for preempted_first in (False, True):
         queue = priority_queue(preempted_first, clock=FakeClock())
+        running = Req("low", priority=10, arrival_time=1.0)
         queue.add_request(running)
         assert queue.pop_request() is running  # admitted, then a better one arrives
-        queue.add_request(Req("high", priority=1, arrival_time=2.0))
-        queue.prepend_request(running)  # preempted: vLLM re-inserts it by its key
-        assert drain(queue) == expected
+        queue.add_request(Req("high", priority=0, arrival_time=2.0))
+        queue.prepend_request(running)  # preempted
+        assert drain(queue) == ["high", "low"]
+
+
+def test_by_default_a_preempted_request_is_re_inserted_by_its_keys_as_vllm_does() -> None:
+    # vLLM 0.33's PriorityRequestQueue.prepend_request is add_request: a heap push
+    # by (priority, arrival_time); a request of the same priority that arrived
+    # earlier goes first.
+    queue = priority_queue(clock=FakeClock())
+    preempted = Req("preempted", priority=1, arrival_time=5.0)
+    queue.add_request(preempted)
+    assert queue.pop_request() is preempted
+    queue.add_request(Req("earlier", priority=1, arrival_time=2.0))
+    queue.add_request(Req("later", priority=1, arrival_time=9.0))
+    queue.prepend_request(preempted)
+    assert ids(queue) == ["earlier", "preempted", "later"]
+    assert drain(queue) == ["earlier", "preempted", "later"]
+
+
+def test_preempted_first_means_first_within_its_priority() -> None:
+    queue = priority_queue(True, clock=FakeClock())
+    for name, priority, arrival in (("p0", 0, 9.0), ("p1 early", 1, 1.0), ("p2", 2, 0.0)):
+        queue.add_request(Req(name, priority=priority, arrival_time=arrival))
+    queue.prepend_requests(
+        [
+            Req("back p1 late", priority=1, arrival_time=8.0),
+            Req("back p1", priority=1, arrival_time=3.0),
+        ]
+    )
+    queue.prepend_request(Req("back p2", priority=2, arrival_time=7.0))
+    # within priority 1 the prepended ones first, among them by arrival_time
+    expected = ["p0", "back p1", "back p1 late", "p1 early", "back p2", "p2"]
+    assert ids(queue) == expected
+    assert drain(queue) == expected
 
 
 def test_fcfs_is_vllms_deque() -> None:

@@ -46,7 +46,7 @@ def _check_bookkeeping(line: Line[Item]) -> None:
         assert _live(back[head])
         assert _live(back[tail - 1])
     tombstones = {slot for slot in (*front_part, *back_part) if not _live(slot)}
-    assert set(dead) == tombstones
+    assert set(dead.keys()) == tombstones
     assert waste == head + (len(back) - tail) + (len(front) - top) + len(tombstones)
     tickets = [slot if type(slot) is int else slot.ticket for slot in front_part[::-1]]
     tickets += [slot if type(slot) is int else slot.ticket for slot in back_part]

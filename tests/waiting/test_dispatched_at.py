@@ -1,0 +1,52 @@
+"""``dispatched_at``: one position of ``dispatch_order``, its refusals, and a queue
+asked with a policy it was not built with (the order is then walked)."""
+
+from __future__ import annotations
+
+import pytest
+
+from policy.waiting import (
+    Moment,
+    QueuePolicy,
+    WaitingQueue,
+    ascend_fcfs_lanes,
+    dispatch_order,
+    dispatched_at,
+    fifo,
+    vllm_priority,
+)
+
+
+def _queue() -> WaitingQueue:
+    policy = vllm_priority()
+    queue = WaitingQueue()
+    for serial, (priority, arrival) in enumerate([(2, 0.0), (0, 1.0), (1, 2.0), (0, 0.5)]):
+        attributes = {"priority": priority, "arrival_time": arrival, "prompt": 10 * serial}
+        queue = queue.append(policy, f"r{serial}", attributes, serial=serial, now=0.0).unwrap()
+    return queue.requeue_preempted(
+        policy, "back", {"priority": 9, "arrival_time": 9.0, "prompt": 1}, serial=9, now=1.0
+    ).unwrap()
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [vllm_priority(), fifo(), ascend_fcfs_lanes(short_tokens=15, max_wait=1.0)],
+    ids=["the queue's own", "fifo", "lanes"],
+)
+def test_every_position_is_the_dispatch_orders(policy: QueuePolicy) -> None:
+    queue, moment = _queue(), Moment(5.0)
+    order = [selection.entry for selection in dispatch_order(queue, policy, moment)]
+    assert [dispatched_at(queue, policy, moment, at) for at in range(len(queue))] == order
+
+
+def test_a_position_out_of_range_or_not_an_int_is_refused() -> None:
+    queue, policy, moment = _queue(), vllm_priority(), Moment(0.0)
+    for position in (-1, len(queue), 10**30):
+        with pytest.raises(IndexError, match="position"):
+            dispatched_at(queue, policy, moment, position)
+    wrong: tuple[object, ...] = (1.0, True, "0")
+    for given in wrong:
+        with pytest.raises(TypeError, match="position must be an int"):
+            dispatched_at(queue, policy, moment, given)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        dispatched_at(queue, "policy", moment, 0)  # type: ignore[arg-type]
