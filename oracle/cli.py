@@ -26,7 +26,7 @@ from oracle import plots
 from oracle.bench.run import bench
 from oracle.bench.vllm_step import bench_vllm
 from oracle.checks.verify import level_of, parse_shard, verify
-from oracle.conformance.command import DEFAULT_TIMEOUT, verify_against_command
+from oracle.conformance.command import DEFAULT_TIMEOUT, checked_timeout, verify_against_command
 from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.admission_scenario import AttemptEngine, PoolEngine
@@ -152,7 +152,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--timeout",
-        type=float,
+        type=_timeout,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help="with --against-command: seconds to wait for each answer"
@@ -206,6 +206,14 @@ def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
     return int(text)
+
+
+def _timeout(text: str) -> float:
+    try:
+        return checked_timeout(float(text))
+    except ValueError as error:
+        refused = str(error) if "timeout" in str(error) else f"not a number: {text!r}"
+        raise argparse.ArgumentTypeError(refused) from None
 
 
 #: Draws one replayed scenario into the given path; returns the path written.

@@ -46,18 +46,22 @@ from oracle.conformance.checks import run_conformance
 from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
 from oracle.conformance.implementations import Failed, Implementation, ImplementationBroken
 from oracle.conformance.report import ConformanceReport
-from oracle.conformance.wire import JSON, canonical, encode
+from oracle.conformance.wire import JSON, WireError, canonical, encode, read_line
 from policy.text import cut, printable
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_LINE",
+    "MAX_TIMEOUT",
     "CommandImplementation",
+    "checked_timeout",
     "verify_against_command",
 ]
 
 #: Seconds to wait for each answer (the first one includes the process's start).
 DEFAULT_TIMEOUT = 10.0
+#: The longest timeout (a day): a longer one overflows the waits it is passed to.
+MAX_TIMEOUT = 86400.0
 #: The longest answer line read (bytes); a longer one is malformed.
 MAX_LINE = 1 << 20
 #: Seconds a process is given to exit after its stdin is closed, then to die when
@@ -68,11 +72,6 @@ _EOF = b""
 _CHUNK = 1 << 16
 
 
-def _not_json(name: str) -> JSON:
-    """JSON has no NaN or Infinity (Python's reader would take them): not a JSON line."""
-    raise ValueError(f"{name} is not JSON")
-
-
 def _compact(message: Mapping[str, JSON]) -> str:
     """One protocol line (compact JSON; numbers JSON has none of are already strings)."""
     return encode(message) + "\n"
@@ -80,6 +79,24 @@ def _compact(message: Mapping[str, JSON]) -> str:
 
 def _shown(text: str, limit: int = 120) -> str:
     return cut(printable(text), limit)
+
+
+def checked_timeout(seconds: float) -> float:
+    """``seconds`` if it is a timeout: a number in (0, :data:`MAX_TIMEOUT`]; else a
+    ``ValueError`` (NaN, 0, negative, infinite, ``1e10``).
+
+    >>> checked_timeout(2.5)
+    2.5
+    >>> checked_timeout(1e10)
+    Traceback (most recent call last):
+    ...
+    ValueError: the timeout must be a number of seconds in (0, 86400], not 1e+10
+    """
+    if not 0 < seconds <= MAX_TIMEOUT:
+        raise ValueError(
+            f"the timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}], not {seconds:g}"
+        )
+    return seconds
 
 
 class CommandImplementation(Implementation):
@@ -101,8 +118,7 @@ class CommandImplementation(Implementation):
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        if not timeout > 0 or math.isinf(timeout):
-            raise ValueError(f"the timeout must be a positive number of seconds, not {timeout}")
+        checked_timeout(timeout)
         arguments = shlex.split(command) if isinstance(command, str) else list(command)
         if not arguments:
             raise ValueError("the command is empty")
@@ -219,18 +235,14 @@ class CommandImplementation(Implementation):
         where = f"answer to request {request} ({decision})"
         if len(line) > MAX_LINE:
             raise self._fail(f"malformed {where}: a line longer than {MAX_LINE} bytes")
-        line = line.rstrip(b"\r")
         try:
-            message = json.loads(line, parse_constant=_not_json)
-        except (UnicodeDecodeError, ValueError):
+            message = read_line(line.rstrip(b"\r"))
+        except WireError as error:
+            raise self._fail(f"malformed {where}: {error}") from None
+        identity = message.get("id")
+        if type(identity) is not int or identity != request:  # not True, not 3.0
             raise self._fail(
-                f"malformed {where}: not a JSON line: {_shown(line.decode('utf-8', 'replace'))}"
-            ) from None
-        if not isinstance(message, dict):
-            raise self._fail(f"malformed {where}: not a JSON object: {_shown(canonical(message))}")
-        if message.get("id") != request or isinstance(message.get("id"), bool):
-            raise self._fail(
-                f"malformed {where}: its id is {_shown(json.dumps(message.get('id')))}"
+                f"malformed {where}: its id is {_shown(json.dumps(identity))}"
                 f" (answers come in the order of the requests)"
             )
         if ("answer" in message) == ("error" in message):
@@ -283,12 +295,19 @@ class CommandImplementation(Implementation):
                     "malformed answer to hello: it must be"
                     ' {"protocol": 1, "decisions": [names...]}, not ' + _shown(canonical(answer))
                 )
-            if answer.get("protocol") != PROTOCOL_VERSION:
+            version = answer.get("protocol")
+            if type(version) is not int or version != PROTOCOL_VERSION:  # not true, not 1.0
                 raise self._fail(
                     f"the command speaks protocol {_shown(canonical(answer.get('protocol')))},"
                     f" this kit speaks {PROTOCOL_VERSION}"
                 )
             named = answer["decisions"]
+            odd = [name for name in named if not isinstance(name, str)]
+            if odd:  # a list or an object is no name (and cannot be looked up)
+                raise self._fail(
+                    "malformed answer to hello: each decision name must be text, not "
+                    + _shown(canonical(odd[0]))
+                )
             self._decisions = frozenset(name for name in named if name in DECISIONS)
         return self._decisions
 
