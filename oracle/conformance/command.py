@@ -32,13 +32,14 @@ import math
 import os
 import queue
 import shlex
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import IO, TextIO
 
 from oracle.checks.framework import Level
@@ -64,9 +65,10 @@ DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 86400.0
 #: The longest answer line read (bytes); a longer one is malformed.
 MAX_LINE = 1 << 20
-#: Seconds a process is given to exit after its stdin is closed, then to die when
-#: terminated, before it is killed.
-_GRACE = 2.0
+#: Seconds a process is given to exit after its stdin is closed, then its process
+#: group to die when terminated (SIGTERM), before the group is killed (SIGKILL).
+_EXIT_GRACE = 1.0
+_TERM_GRACE = 0.5
 _STDERR_LINES = 5
 _EOF = b""
 _CHUNK = 1 << 16
@@ -139,6 +141,9 @@ class CommandImplementation(Implementation):
                 stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=None if env is None else dict(env),
+                # Its own process group: what it starts (a shell's children, its own
+                # workers) is ended with it, whatever the exit path (close()).
+                start_new_session=True,
             )
         except OSError as error:
             raise ImplementationBroken(
@@ -205,7 +210,7 @@ class CommandImplementation(Implementation):
 
     def _died(self, request: int, decision: str) -> ImplementationBroken:
         try:
-            status: int | None = self._process.wait(timeout=_GRACE)
+            status: int | None = self._process.wait(timeout=_EXIT_GRACE)
         except subprocess.TimeoutExpired:
             status = None
         how = (
@@ -312,23 +317,39 @@ class CommandImplementation(Implementation):
         return self._decisions
 
     def close(self) -> int | None:
-        """Close the process's stdin and wait for it to exit (terminate it, then kill
-        it, if it does not); its exit status."""
+        """Close the process's stdin, give it a second to exit, then end its whole
+        process group (SIGTERM, half a second, SIGKILL): nothing it started outlives
+        the run. Its exit status."""
         self._outgoing.put(None)
         process = self._process
-        # A process that broke the protocol is not waited for: it may be hung.
-        polite = () if self._broken is not None else (None,)
-        for stop in (*polite, process.terminate, process.kill):
-            if stop is not None:
-                stop()
-            try:
-                process.wait(timeout=_GRACE)
-            except subprocess.TimeoutExpired:
-                continue
-            break
+        if self._broken is None:  # one that broke the protocol may be hung: not waited for
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=_EXIT_GRACE)
+        self._signal_group(signal.SIGTERM)
+        deadline = time.monotonic() + _TERM_GRACE
+        while self._group_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._signal_group(signal.SIGKILL)
+        process.wait()
         for thread in self._threads:
-            thread.join(timeout=_GRACE)
+            thread.join(timeout=_EXIT_GRACE)
         return process.returncode
+
+    def _signal_group(self, number: signal.Signals) -> None:
+        # The group is the process's own (start_new_session): its id is the process's.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, number)
+
+    def _group_alive(self) -> bool:
+        """Whether a process of the group is still running (the leader reaped once it
+        exited, so that it no longer counts)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=0)
+        try:
+            os.killpg(self._process.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
 
     def __enter__(self) -> CommandImplementation:
         return self
@@ -371,7 +392,43 @@ def verify_against_command(
     the implementation that ``command`` starts, and report as ``policy-kernel verify``
     does. Exit status: 0 every check agrees, 1 a disagreement, 2 the command cannot
     be started, dies, does not answer within ``timeout`` seconds, writes a malformed
-    answer or answers none of the decisions (one line on ``err``)."""
+    answer or answers none of the decisions (one line on ``err``).
+
+    A SIGTERM to this process during the run ends it as ``SystemExit(143)``
+    (in the main thread), so the command's process group is ended first."""
+    with _terminated_as_exit():
+        return _verify(
+            command, level=level, timeout=timeout, as_json=as_json, checks=checks, out=out, err=err
+        )
+
+
+def _exit_on_sigterm(number: int, frame: FrameType | None) -> None:
+    del frame
+    raise SystemExit(128 + number)
+
+
+@contextlib.contextmanager
+def _terminated_as_exit() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler
+        return
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _verify(
+    command: str,
+    *,
+    level: Level,
+    timeout: float,
+    as_json: bool,
+    checks: Collection[str] | None,
+    out: TextIO,
+    err: TextIO,
+) -> int:
     started = time.perf_counter()
     try:
         implementation = CommandImplementation(command, timeout=timeout)
