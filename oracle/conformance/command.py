@@ -26,11 +26,13 @@ its stdout, a line that is not a JSON object with the request's ``id`` and an
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import math
 import os
 import queue
+import re
 import shlex
 import signal
 import subprocess
@@ -69,7 +71,10 @@ MAX_LINE = 1 << 20
 #: group to die when terminated (SIGTERM), before the group is killed (SIGKILL).
 _EXIT_GRACE = 1.0
 _TERM_GRACE = 0.5
+#: How much of the process's stderr is kept: its last lines, each at most this long.
 _STDERR_LINES = 5
+_STDERR_WIDTH = 400
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _EOF = b""
 _CHUNK = 1 << 16
 
@@ -193,14 +198,27 @@ class CommandImplementation(Implementation):
             self._lines.put([pending, _EOF] if pending else [_EOF])
 
     def _read_stderr(self, stream: IO[bytes] | None) -> None:
+        """Keep the last :data:`_STDERR_LINES` lines of stderr, each cut to
+        :data:`_STDERR_WIDTH` characters; a lone ``\\r`` ends a line too, so no
+        stream (a progress bar's carriage returns) grows the memory kept."""
         assert stream is not None
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        pending = ""
         try:
-            for line in stream:
-                text = line.decode("utf-8", "replace").strip()
-                if text:
-                    self._stderr.append(text)
+            while chunk := os.read(stream.fileno(), _CHUNK):
+                *lines, pending = _LINE_END.split(pending + decoder.decode(chunk))
+                for line in lines[-_STDERR_LINES:]:
+                    self._keep_stderr(line)
+                pending = pending[:_STDERR_WIDTH]
         except (OSError, ValueError):
             pass
+        finally:
+            self._keep_stderr(pending + decoder.decode(b"", final=True))
+
+    def _keep_stderr(self, line: str) -> None:
+        text = line[:_STDERR_WIDTH].strip()
+        if text:
+            self._stderr.append(text)
 
     # --------------------------------------------------------------------- requests
 

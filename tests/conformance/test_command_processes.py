@@ -1,7 +1,7 @@
 """The command's processes (issue 18): the kit starts the command in its own process
 group and ends the whole group on every exit path (the end of a run, a protocol
 error, a timeout, a SIGTERM to verify itself), within about a second and a half
-even when the process ignores SIGTERM.
+even when the process ignores SIGTERM; and it keeps only a bounded tail of stderr.
 
 Each server here is started through ``sh -c`` and forks a grandchild
 (``sleep 1000 &``) whose pid it writes to a file: after the run, nothing of the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.conformance import CommandImplementation, verify_against_command
+from oracle.conformance import CommandImplementation, ImplementationBroken, verify_against_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
@@ -126,3 +126,22 @@ def test_sigterm_to_verify_ends_the_group_and_exits_143(pid_file: Path) -> None:
     assert verify.returncode == 143, err
     assert b"Traceback" not in err
     assert gone(pid)
+
+
+def test_stderr_kept_is_bounded_and_a_lone_carriage_return_ends_a_line(tmp_path: Path) -> None:
+    script = tmp_path / "noisy.py"
+    script.write_text(
+        "import sys\n"
+        "for _ in range(2000):\n"
+        "    sys.stderr.write('x' * 5000 + '\\r')\n"  # 10 MB, and not one newline
+        "sys.stderr.write('the end\\r')\n"
+        "sys.stderr.flush()\n"
+        "sys.exit(3)\n"
+    )
+    implementation = CommandImplementation([sys.executable, str(script)])
+    last = r"its last stderr line: the end$"
+    with implementation, pytest.raises(ImplementationBroken, match=last):
+        implementation.decisions()
+    kept = list(implementation._stderr)  # the tail the kit keeps
+    assert len(kept) <= 5
+    assert all(len(line) <= 400 for line in kept)
