@@ -25,7 +25,7 @@ from returns.result import Failure
 from oracle import plots
 from oracle.bench.run import bench
 from oracle.bench.vllm_step import bench_vllm
-from oracle.checks.verify import level_of, parse_shard, verify
+from oracle.checks.verify import level_of, out_folder_problem, parse_shard, verify
 from oracle.conformance.command import DEFAULT_TIMEOUT, checked_timeout, verify_against_command
 from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_run import AdmissionRun
@@ -139,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--json", action="store_true", help="print one JSON report instead")
     verify.add_argument(
         "--out",
-        default=".",
+        default=None,
         metavar="DIR",
         help="where counterexample scenario files are written (default: the current folder)",
     )
@@ -599,12 +599,17 @@ def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> 
     except ValueError as error:
         err.write(f"policy-kernel: {error}\n")
         return EXIT_BAD_INPUT
+    # An explicit --out is checked before the run (its verdict must not be lost after it).
+    problem = None if arguments.out is None else out_folder_problem(Path(arguments.out))
+    if problem is not None:
+        err.write(f"policy-kernel: --out: {problem}\n")
+        return EXIT_BAD_INPUT
     return verify(
         level_of(arguments.quick, arguments.deep),
         jobs=arguments.jobs,
         shard=shard,
         as_json=arguments.json,
-        out_folder=Path(arguments.out),
+        out_folder=Path("." if arguments.out is None else arguments.out),
         out=out,
         err=err,
     )
