@@ -60,6 +60,7 @@ from oracle.harness.verdicts import (
     rotation_result,
 )
 from oracle.simulate.run import Comparison, simulate
+from oracle.simulate.workload import seeded
 from policy import RotationState
 from policy.text import cut, printable
 
@@ -189,7 +190,9 @@ def _parser() -> argparse.ArgumentParser:
             "starvation. Exit status 0."
         ),
     )
-    simulate.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
+    simulate.add_argument(
+        "--seed", type=_seed, default=1, help="workload seed, a whole number >= 0 (default 1)"
+    )
     simulate.add_argument("--json", action="store_true", help="print one JSON document instead")
     simulate.add_argument("--quick", action="store_true", help="a small workload (about a second)")
     simulate.add_argument("--plot", default=None, metavar="DIR", help=_PLOT_HELP)
@@ -206,6 +209,17 @@ def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
     return int(text)
+
+
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+        seeded(seed)  # the workload's own rule
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"the seed must be a whole number >= 0, not {text!r}"
+        ) from None
+    return seed
 
 
 def _timeout(text: str) -> float:
