@@ -309,7 +309,7 @@ def _render_events(run: EventsRun, result: Verdict, out: TextIO) -> None:
     # Each row is at most EVENT_TEXT_WIDTH characters of event text (a tick may
     # decline thousands of requests): a longer text is cut, and the column never
     # grows wider, so a row costs a bounded number of bytes.
-    texts = [cut(printable(event_text(event)), EVENT_TEXT_WIDTH) for event in scenario.events]
+    texts = [cut(event_text(event), EVENT_TEXT_WIDTH) for event in scenario.events]
     width = max(len("event"), *map(len, texts))
     digits = max(1, len(str(len(texts) - 1)))
     out.write(f"  {'#':>{digits}}  {'event':<{width}}  result\n")

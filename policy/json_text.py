@@ -31,7 +31,7 @@ from typing import Any, Final, TypeAlias
 
 from returns.result import Failure, Result, Success
 
-from policy.text import printable
+from policy.text import printable, quote
 
 __all__ = [
     "MAX_NESTING",
@@ -88,7 +88,7 @@ def member_path(parent: str, key: str) -> str:
     """
     if _SIMPLE_NAME.fullmatch(key):
         return f"{parent}.{key}" if parent else key
-    return f"{parent}[{json.dumps(key)}]"
+    return f"{parent}[{quote(key, write=json.dumps)}]"
 
 
 def element_path(parent: str, index: int) -> str:

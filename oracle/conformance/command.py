@@ -50,7 +50,7 @@ from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
 from oracle.conformance.implementations import Failed, Implementation, ImplementationBroken
 from oracle.conformance.report import ConformanceReport
 from oracle.conformance.wire import JSON, WireError, canonical, encode, read_line
-from policy.text import cut, printable
+from policy.text import cut
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -85,7 +85,7 @@ def _compact(message: Mapping[str, JSON]) -> str:
 
 
 def _shown(text: str, limit: int = 120) -> str:
-    return cut(printable(text), limit)
+    return cut(text, limit)
 
 
 def checked_timeout(seconds: float) -> float:

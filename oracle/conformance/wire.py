@@ -48,7 +48,7 @@ from policy import (
     SliceKind,
     Tick,
 )
-from policy.text import cut, printable
+from policy.text import cut
 from policy.waiting import Moment, QueueError, QueuePolicy, WaitingEntry, WaitingQueue
 
 __all__ = [
@@ -116,7 +116,7 @@ def _too_deep(text: str) -> bool:
 
 
 def _text(text: str) -> str:
-    return cut(printable(text), 120)
+    return cut(text, 120)
 
 
 def _not_json(name: str) -> JSON:
@@ -207,7 +207,7 @@ def shown(value: JSON) -> str:
         text = canonical(value)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return cut(text)
 
 
 def read_field(document: JSON, name: str) -> JSON:

@@ -16,7 +16,7 @@ from typing import Any, Final, TypeAlias
 
 from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
 from policy.records import record_builder, shape_of, slot_setters, wrong_field
-from policy.text import represent
+from policy.text import quote, represent
 from policy.waiting.evaluate import evaluate, scope_of
 from policy.waiting.numbers import as_float, is_number
 from policy.waiting.plan import NO_BUDGETS
@@ -203,7 +203,7 @@ def _check_entry(  # noqa: PLR0917 - WaitingEntry's arguments
         if not isinstance(name, str):
             raise wrong_field("WaitingEntry", "attributes", "keyed by names (str)", name)
         if not is_number(value):
-            raise wrong_field("WaitingEntry", f"attributes[{name!r}]", "a number", value)
+            raise wrong_field("WaitingEntry", f"attributes[{quote(name)}]", "a number", value)
     if not is_number(serial):
         raise wrong_field("WaitingEntry", "serial", "a number", serial)
     if not is_number(enqueued_at):
