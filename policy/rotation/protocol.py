@@ -80,13 +80,14 @@ from policy.rotation.backlog import (
     GrantBacklog,
     _backlog,
     _entry,
-    take_next_grantee,
+    take_grantee,
 )
 from policy.rotation.decisions import (
     SKIP_CAP,
     _admits,
     _expired,
     _takes_tick,
+    at_least,
     is_flag,
     is_whole,
 )
@@ -163,6 +164,7 @@ class RotationState:
     def __post_init__(self) -> None:
         # Built by hand only: the protocol's builder (_state) skips this.
         check_fields(self, _STATE_FIELDS)
+        at_least("RotationState.skip_cap", self.skip_cap, 1)
 
 
 #: What the fields of a hand-built ActiveJob and RotationState must be.
@@ -186,7 +188,9 @@ _STATE_FIELDS: tuple[FieldRule, ...] = (
 def initial_state(skip_cap: int = SKIP_CAP) -> RotationState:
     """An idle worker: empty slot, empty backlog.
 
-    ``skip_cap`` must be an int (not a bool): a ``TypeError`` otherwise.
+    ``skip_cap`` must be an int (not a bool): a ``TypeError`` otherwise; and at
+    least 1, as the scenario loader reads it (a ``ValueError``: a cap of 0 would
+    make every waiting entry overdue at once).
 
     >>> initial_state().active is None
     True
@@ -194,6 +198,10 @@ def initial_state(skip_cap: int = SKIP_CAP) -> RotationState:
     Traceback (most recent call last):
     ...
     TypeError: RotationState.skip_cap must be an int, not str
+    >>> initial_state(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: RotationState.skip_cap must be at least 1, not 0
     """
     return RotationState(skip_cap=skip_cap)
 
@@ -643,7 +651,7 @@ def _promote(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
     backlog = state.backlog
     skip_cap = state.skip_cap
     while True:
-        taken = take_next_grantee(backlog, skip_cap).value_or(None)
+        taken = take_grantee(backlog.entries, skip_cap)
         if taken is None:
             # Everyone granted was cancelled or declined: give the tick away
             # (no speculative model action ran, so ``yielded`` is not set).
