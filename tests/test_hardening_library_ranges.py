@@ -19,6 +19,7 @@ from policy import (
     RotationState,
     backlog_admits,
     initial_state,
+    live_requests,
     next_grant_index,
     slice_grant_expired,
     take_next_grantee,
@@ -64,3 +65,10 @@ def test_the_protocol_takes_the_grantee_by_the_unchecked_body() -> None:
     """Its skip cap was checked once (in the state): the hot path pays no range check."""
     assert vars(protocol)["take_grantee"] is backlog.take_grantee
     assert "take_next_grantee" not in vars(protocol)
+
+
+def test_live_requests_of_something_not_a_state_is_a_type_error() -> None:
+    for wrong in (None, 3, {"active": None}):
+        with pytest.raises(TypeError, match=r"^live_requests takes a RotationState, not "):
+            live_requests(wrong)  # type: ignore[arg-type]
+    assert live_requests(initial_state()) == ()

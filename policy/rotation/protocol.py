@@ -207,7 +207,17 @@ def initial_state(skip_cap: int = SKIP_CAP) -> RotationState:
 
 
 def live_requests(state: RotationState) -> tuple[RequestId, ...]:
-    """The speculative sessions alive: the holder first, then the backlog."""
+    """The speculative sessions alive: the holder first, then the backlog.
+
+    ``state`` must be a :class:`RotationState` (a ``TypeError`` otherwise).
+
+    >>> live_requests(None)
+    Traceback (most recent call last):
+    ...
+    TypeError: live_requests takes a RotationState, not NoneType
+    """
+    if not isinstance(state, RotationState):
+        raise TypeError(f"live_requests takes a RotationState, not {type(state).__name__}")
     active = state.active
     entries = state.backlog.entries
     if not entries:
