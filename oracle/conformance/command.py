@@ -207,7 +207,7 @@ class CommandImplementation(Implementation):
         try:
             while chunk := os.read(stream.fileno(), _CHUNK):
                 *lines, pending = _LINE_END.split(pending + decoder.decode(chunk))
-                for line in lines[-_STDERR_LINES:]:
+                for line in lines:
                     self._keep_stderr(line)
                 pending = pending[:_STDERR_WIDTH]
         except (OSError, ValueError):
