@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 from returns.result import Failure
 
+from policy import Cancel, apply_event, initial_state
 from policy.text import QUOTE_WIDTH, cut, name_shown, quote, shown
 from policy.waiting import (
     Attr,
@@ -78,3 +79,11 @@ def test_the_rule() -> None:
     assert cut("a\nb") == "a\\nb"  # one printable line
     assert shown(NAME) == quote(NAME) == repr("n" * QUOTE_WIDTH) + SUFFIX
     assert name_shown(NAME) == "n" * QUOTE_WIDTH + SUFFIX
+
+
+def test_a_protocol_error_shows_a_10_mb_request_id_short() -> None:
+    refused = apply_event(initial_state(), Cancel(NAME)).failure()
+    message = str(refused)
+    assert message.startswith("the request is not on the speculative path: Cancel(request='nnn")
+    assert message.endswith("... (10,000,018 characters)")  # of the event's repr
+    assert len(message) < 300

@@ -62,7 +62,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import Enum
 from operator import attrgetter
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from returns.result import Failure, Result, Success
 
@@ -92,7 +92,7 @@ from policy.rotation.decisions import (
     is_whole,
 )
 from policy.rotation.lanes import Lane
-from policy.text import record_repr, represent
+from policy.text import cut, record_repr, represent
 
 __all__ = [
     "ActiveJob",
@@ -393,12 +393,18 @@ class ProtocolErrorKind(Enum):
     NOT_A_SET = "declined must be a set (frozenset) of request ids"
 
 
+#: How many characters of the event a :class:`ProtocolError`'s message shows.
+EVENT_SHOWN: Final = 200
+
+
 @dataclass(frozen=True, slots=True)
 class ProtocolError:
     """An illegal event; the state it was applied to is unchanged.
 
     ``event`` is the event as given (for ``NOT_AN_EVENT``, the object given). Its
-    ``str`` is one printable line, whatever the event holds.
+    ``str`` is one printable line, whatever the event holds, showing at most
+    :data:`EVENT_SHOWN` characters of the event (:func:`policy.text.cut`: a 10 MB
+    request id makes a message of a line).
 
     >>> str(ProtocolError(ProtocolErrorKind.UNKNOWN_REQUEST, Cancel("a\\nb")))
     "the request is not on the speculative path: Cancel(request='a\\\\nb')"
@@ -410,7 +416,7 @@ class ProtocolError:
     __repr__ = record_repr
 
     def __str__(self) -> str:
-        return f"{self.kind.value}: {represent(self.event)}"
+        return f"{self.kind.value}: {cut(represent(self.event), EVENT_SHOWN)}"
 
 
 # ---------------------------------------------------------------------- transitions
