@@ -10,6 +10,7 @@ import pytest
 from returns.result import Failure
 
 from policy import Cancel, apply_event, initial_state
+from policy.json_text import member_path, read_json
 from policy.text import QUOTE_WIDTH, cut, name_shown, quote, shown
 from policy.waiting import (
     Attr,
@@ -87,3 +88,11 @@ def test_a_protocol_error_shows_a_10_mb_request_id_short() -> None:
     assert message.startswith("the request is not on the speculative path: Cancel(request='nnn")
     assert message.endswith("... (10,000,018 characters)")  # of the event's repr
     assert len(message) < 300
+
+
+def test_a_10_mb_json_key_makes_a_short_path_and_message() -> None:
+    for text in (f'{{"{NAME}": 1, "{NAME}": 2}}', f'{{"{NAME}": [1, NaN]}}'):
+        message = str(read_json(text).failure())
+        assert len(message) < 400  # the path and the key, each cut
+        assert message.startswith('["' + "n" * QUOTE_WIDTH + '"... (10,000,000 characters)]')
+    assert member_path("a", "n" * QUOTE_WIDTH) == "a." + "n" * QUOTE_WIDTH
