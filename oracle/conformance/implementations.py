@@ -69,6 +69,7 @@ from policy import (
     slice_grant_expired,
     take_next_grantee,
 )
+from policy.text import cut
 from policy.waiting import (
     AdmissionOutcome,
     Admitted,
@@ -199,7 +200,8 @@ class _Handlers(Implementation):
             try:
                 answers.append(handler(inputs))
             except Exception as error:  # a raising implementation is a finding, not a crash
-                answers.append(Failed(f"raised {type(error).__name__}: {error}"))
+                # the exception's text quoted by the one rule (a callable's 10 MB message)
+                answers.append(Failed(f"raised {type(error).__name__}: {cut(str(error), 300)}"))
         return answers
 
 

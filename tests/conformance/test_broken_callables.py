@@ -11,6 +11,7 @@ import pytest
 
 from oracle.cli import main
 from oracle.conformance import (
+    Failed,
     GrantOrderBounds,
     NumberBounds,
     ProtocolBounds,
@@ -23,6 +24,7 @@ from oracle.conformance import (
     check_grant_order,
     check_selection,
     check_tick_protocol,
+    from_callables,
     from_handlers,
 )
 from oracle.conformance.properties import (
@@ -177,3 +179,15 @@ def test_the_property_checks_catch_and_shrink() -> None:
 
 def test_the_kernel_step_function_is_not_flagged() -> None:
     assert check_tick_protocol(apply_event, bounds=SMALL_PROTOCOL).passed
+
+
+def test_a_callable_s_10_mb_exception_text_is_quoted_short() -> None:
+    def loud(backlog_len: int, budget: int) -> bool:
+        del backlog_len, budget
+        raise ValueError("x" * 10_000_000)
+
+    answer = from_callables(backlog_admits=loud).answer(
+        "backlog_admits", {"backlog_len": 1, "budget": 8}
+    )
+    assert isinstance(answer, Failed)
+    assert answer.reason == f"raised ValueError: {'x' * 300}... (10,000,000 characters)"
