@@ -109,7 +109,10 @@ def test_shutdown_is_quick_even_when_sigterm_is_ignored(pid_file: Path) -> None:
     assert gone(pid)
 
 
-def test_sigterm_to_verify_ends_the_group_and_exits_143(pid_file: Path) -> None:
+@pytest.mark.parametrize(
+    ("number", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"]
+)
+def test_a_signal_to_verify_ends_the_group(pid_file: Path, number: int, status: int) -> None:
     server = forking(
         pid_file, f"exec {PYTHON} -m tests.conformance.canned_server {shlex.quote(HELLO)}"
     )
@@ -121,9 +124,9 @@ def test_sigterm_to_verify_ends_the_group_and_exits_143(pid_file: Path) -> None:
     )
     pid = grandchild(pid_file)
     time.sleep(0.5)  # the hello answered, the first check waiting for its answer
-    verify.send_signal(signal.SIGTERM)
+    verify.send_signal(number)
     _, err = verify.communicate(timeout=20)
-    assert verify.returncode == 143, err
+    assert verify.returncode == status, err
     assert b"Traceback" not in err
     assert gone(pid)
 
