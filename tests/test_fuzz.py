@@ -312,7 +312,16 @@ def check_wire_line(line: bytes) -> str:
 
 
 _HOSTILE_NUMBERS = st.sampled_from(
-    ["1e400", "-1e999", "NaN", "Infinity", "-Infinity", "1" + "0" * 5000, "[" * 100_000]
+    [
+        "1e400",
+        "-1e999",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "1" + "0" * 5000,
+        "[" * 100_000,
+        "[" * 65 + '"' + '\\"' * 50_000,  # an open string of escaped quotes (linear time)
+    ]
 )
 
 
