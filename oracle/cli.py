@@ -26,8 +26,8 @@ from returns.result import Failure
 from oracle import plots
 from oracle.bench.run import bench
 from oracle.bench.vllm_step import bench_vllm
-from oracle.checks.verify import level_of, parse_shard, verify
-from oracle.conformance.command import DEFAULT_TIMEOUT, verify_against_command
+from oracle.checks.verify import level_of, out_folder_problem, parse_shard, verify
+from oracle.conformance.command import DEFAULT_TIMEOUT, checked_timeout, verify_against_command
 from oracle.conformance.own_policies import OwnPolicy, own_policy
 from oracle.harness.admission_replay import replay_admission
 from oracle.harness.admission_run import AdmissionRun
@@ -62,6 +62,7 @@ from oracle.harness.verdicts import (
     rotation_result,
 )
 from oracle.simulate.run import Comparison, simulate
+from oracle.simulate.workload import seeded
 from oracle.spec.protocol import PROFILES, SEED_RULES
 from policy import RotationState, RulesProfile
 from policy.text import cut, printable
@@ -142,7 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--json", action="store_true", help="print one JSON report instead")
     verify.add_argument(
         "--out",
-        default=".",
+        default=None,
         metavar="DIR",
         help="where counterexample scenario files are written (default: the current folder)",
     )
@@ -170,7 +171,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--timeout",
-        type=float,
+        type=_timeout,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help="with --against-command: seconds to wait for each answer"
@@ -207,7 +208,9 @@ def _parser() -> argparse.ArgumentParser:
             "starvation. Exit status 0."
         ),
     )
-    simulate.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
+    simulate.add_argument(
+        "--seed", type=_seed, default=1, help="workload seed, a whole number >= 0 (default 1)"
+    )
     simulate.add_argument("--json", action="store_true", help="print one JSON document instead")
     simulate.add_argument("--quick", action="store_true", help="a small workload (about a second)")
     simulate.add_argument("--plot", default=None, metavar="DIR", help=_PLOT_HELP)
@@ -224,6 +227,25 @@ def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
     return int(text)
+
+
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+        seeded(seed)  # the workload's own rule
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"the seed must be a whole number >= 0, not {text!r}"
+        ) from None
+    return seed
+
+
+def _timeout(text: str) -> float:
+    try:
+        return checked_timeout(float(text))
+    except ValueError as error:
+        refused = str(error) if "timeout" in str(error) else f"not a number: {text!r}"
+        raise argparse.ArgumentTypeError(refused) from None
 
 
 #: Draws one replayed scenario into the given path; returns the path written.
@@ -312,7 +334,7 @@ def _render_events(run: EventsRun, result: Verdict, out: TextIO) -> None:
     # Each row is at most EVENT_TEXT_WIDTH characters of event text (a tick may
     # decline thousands of requests): a longer text is cut, and the column never
     # grows wider, so a row costs a bounded number of bytes.
-    texts = [cut(printable(event_text(event)), EVENT_TEXT_WIDTH) for event in scenario.events]
+    texts = [cut(event_text(event), EVENT_TEXT_WIDTH) for event in scenario.events]
     width = max(len("event"), *map(len, texts))
     digits = max(1, len(str(len(texts) - 1)))
     out.write(f"  {'#':>{digits}}  {'event':<{width}}  result\n")
@@ -652,12 +674,17 @@ def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> 
     except ValueError as error:
         err.write(f"policy-kernel: {error}\n")
         return EXIT_BAD_INPUT
+    # An explicit --out is checked before the run (its verdict must not be lost after it).
+    problem = None if arguments.out is None else out_folder_problem(Path(arguments.out))
+    if problem is not None:
+        err.write(f"policy-kernel: --out: {problem}\n")
+        return EXIT_BAD_INPUT
     return verify(
         level_of(arguments.quick, arguments.deep),
         jobs=arguments.jobs,
         shard=shard,
         as_json=arguments.json,
-        out_folder=Path(arguments.out),
+        out_folder=Path("." if arguments.out is None else arguments.out),
         out=out,
         err=err,
     )

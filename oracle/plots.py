@@ -19,7 +19,7 @@ from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.rotation_replay import RotationRun, counted_for
 from oracle.simulate.run import Comparison
 from policy import Branch, RequestId
-from policy.text import cut, printable
+from policy.text import cut
 
 __all__ = [
     "AdmissionTimeline",
@@ -242,7 +242,7 @@ def _inches(base: float, per_item: float, items: int) -> float:
 def _label(value: object, width: int = 30) -> str:
     """A scenario's id or name as one short printable line (ids may be 200 characters),
     with ``$`` escaped: matplotlib would read text between two of them as math."""
-    return cut(printable(str(value)), width).replace("$", r"\$")
+    return cut(str(value), width).replace("$", r"\$")
 
 
 def _name_rows(axes: Any, names: list[str], what: str) -> None:

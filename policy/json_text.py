@@ -31,7 +31,7 @@ from typing import Any, Final, TypeAlias
 
 from returns.result import Failure, Result, Success
 
-from policy.text import printable
+from policy.text import QUOTE_WIDTH, printable, quote
 
 __all__ = [
     "MAX_NESTING",
@@ -81,14 +81,15 @@ class JsonError:
 
 def member_path(parent: str, key: str) -> str:
     """The JSON path of member ``key`` of the object at ``parent``: ``a.b`` for a
-    plain name, else the key quoted as JSON (always one printable line).
+    plain name, else the key quoted as JSON (always one printable line; a key
+    longer than :data:`~policy.text.QUOTE_WIDTH` is cut by :func:`~policy.text.quote`).
 
     >>> member_path("", "requests"), member_path("policy", "let"), member_path("a", "x.y\\n")
     ('requests', 'policy.let', 'a["x.y\\\\n"]')
     """
-    if _SIMPLE_NAME.fullmatch(key):
+    if len(key) <= QUOTE_WIDTH and _SIMPLE_NAME.fullmatch(key):
         return f"{parent}.{key}" if parent else key
-    return f"{parent}[{json.dumps(key)}]"
+    return f"{parent}[{quote(key, write=json.dumps)}]"
 
 
 def element_path(parent: str, index: int) -> str:
@@ -181,7 +182,10 @@ class _Reader:
             message = f"expected a key in double quotes, found {_found(self.text, at)}"
             raise self.refuse(at, message, self.container_path())
         if key in frame.value:
-            message = f"duplicate key {json.dumps(key)} (each key may appear once in an object)"
+            message = (
+                f"duplicate key {quote(key, write=json.dumps)}"
+                " (each key may appear once in an object)"
+            )
             raise self.refuse(at, message, member_path(self.container_path(), key))
         frame.key = key
         after = self.space(after)

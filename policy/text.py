@@ -10,6 +10,12 @@ Two rules, each defined once and used everywhere:
   through this, so a newline cannot forge a second line and an escape sequence
   never reaches a terminal.
 
+And one rule for quoting a host's text in a message: :func:`cut` (and
+:func:`quote`, the same with quotes) shows at most :data:`QUOTE_WIDTH` characters
+of it, then ``... (N characters)``, so a 10 MB name makes a message of a line,
+not of 10 MB. :func:`shown` and :func:`name_shown` quote any value and any name
+by that rule.
+
 And one rule for showing values: :func:`represent` is ``repr`` on one printable
 line that never raises, which every record holding a host's value (a request
 id, an event) uses for its ``repr`` (:func:`record_repr`), so a kernel value can
@@ -18,10 +24,30 @@ always be printed, whatever the host gave it.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Final
 
-__all__ = ["WHITESPACE", "cut", "printable", "record_repr", "represent", "trim"]
+__all__ = [
+    "QUOTE_WIDTH",
+    "SHOWN_LIMIT",
+    "WHITESPACE",
+    "cut",
+    "digits",
+    "name_shown",
+    "printable",
+    "quote",
+    "record_repr",
+    "represent",
+    "shown",
+    "trim",
+]
+
+#: How many characters of a host's text a message quotes (:func:`cut`).
+QUOTE_WIDTH: Final = 80
+#: How many characters of a value's representation :func:`shown` writes.
+SHOWN_LIMIT: Final = QUOTE_WIDTH
 
 #: Unicode White_Space (25 code points). Python's ``str.strip()`` would also strip
 #: the ASCII separators U+001C..U+001F, which are not white space.
@@ -56,13 +82,30 @@ def _escaped(char: str) -> str:
     return f"\\U{code:08x}"
 
 
-def cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters: a longer one ends in ``...``.
+def _beyond(text: str, width: int) -> str:
+    return "" if len(text) <= width else f"... ({len(text):,} characters)"
 
-    >>> cut("tick budget 2", 80), cut("cancel " + "x" * 90, 12)
-    ('tick budget 2', 'cancel xx...')
+
+def cut(text: str, width: int = QUOTE_WIDTH) -> str:
+    """``text`` for a message: at most ``width`` of its characters, on one printable
+    line (:func:`printable`), and for a longer text ``... (N characters)``, N its
+    whole length. The one rule for every host's text a message shows.
+
+    >>> cut("tick budget 2"), cut("cancel " + "x" * 90, 12), cut("a\\nb")
+    ('tick budget 2', 'cancel xxxxx... (97 characters)', 'a\\\\nb')
     """
-    return text if len(text) <= width else text[: width - 3] + "..."
+    return printable(text[:width]) + _beyond(text, width)
+
+
+def quote(text: str, width: int = QUOTE_WIDTH, write: Callable[[str], str] = str.__repr__) -> str:
+    """:func:`cut` in quotes: at most ``width`` characters of ``text`` quoted as
+    ``write`` quotes text (``repr``, or ``json.dumps`` in a JSON path), and for a
+    longer text ``... (N characters)``.
+
+    >>> quote("prompt"), quote("n" * 100, 4), quote("a\\nb")
+    ("'prompt'", "'nnnn'... (100 characters)", "'a\\\\nb'")
+    """
+    return write(str(text[:width])) + _beyond(text, width)
 
 
 def printable(text: str) -> str:
@@ -138,3 +181,72 @@ def record_repr(record: object) -> str:
         if field.repr
     )
     return f"{type(record).__name__}({shown})"
+
+
+_LOG10_2: Final = math.log10(2)
+
+
+def digits(number: int) -> int:
+    """How many decimal digits ``abs(number)`` has, without converting it to text.
+
+    >>> digits(0), digits(-999), digits(10**5000)
+    (1, 3, 5001)
+    """
+    magnitude = abs(number)
+    count = max(1, int(magnitude.bit_length() * _LOG10_2))
+    while 10**count <= magnitude:
+        count += 1
+    while count > 1 and 10 ** (count - 1) > magnitude:
+        count -= 1
+    return count
+
+
+def _shown(value: object, room: int) -> str:
+    if value is None or isinstance(value, bool | float):
+        return repr(value)
+    if isinstance(value, int):
+        count = digits(value)
+        if count <= 30:
+            return repr(value)
+        return f"a {'negative ' if value < 0 else ''}{count}-digit integer"
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, list | tuple):
+        if room == 0:
+            return "[...]"
+        items = [_shown(item, room - 1) for item in value[:4]]
+        return "[" + ", ".join(items + (["..."] if len(value) > 4 else [])) + "]"
+    if isinstance(value, dict):
+        if room == 0:
+            return "{...}"
+        pairs = [f"{_shown(k, 0)}: {_shown(v, room - 1)}" for k, v in list(value.items())[:4]]
+        return "{" + ", ".join(pairs + (["..."] if len(value) > 4 else [])) + "}"
+    return represent(value)  # any repr may fail or span lines: the message must not
+
+
+def shown(value: object) -> str:
+    """``value`` for an error message: like ``repr``, short, and never raising (text
+    by :func:`quote`, anything else cut to :data:`SHOWN_LIMIT` by :func:`cut`).
+
+    >>> shown("128"), shown(True), shown(10**5000), shown([1, [2, [3, [4]]]])
+    ("'128'", 'True', 'a 5001-digit integer', '[1, [2, [3, [...]]]]')
+    >>> shown("x" * 100)[-22:]
+    "x'... (100 characters)"
+    """
+    if isinstance(value, str):
+        return quote(value)
+    return cut(_shown(value, 3), SHOWN_LIMIT)
+
+
+def name_shown(name: object) -> str:
+    """A name as it appears in a JSON path: text by :func:`cut` (printable, at most
+    :data:`QUOTE_WIDTH` characters of it), anything else :func:`shown`.
+
+    >>> name_shown("short_tokens"), name_shown(10**400), name_shown("n" * 100)[-23:]
+    ('short_tokens', 'a 401-digit integer', 'nnn... (100 characters)')
+    >>> name_shown("a\\nb\\ud800")
+    'a\\\\nb\\\\ud800'
+    """
+    if isinstance(name, str):
+        return cut(name)
+    return shown(name)

@@ -1,5 +1,10 @@
 """Any input replays (exit 0 or 1) or is refused: exit 2, one printable stderr line; no other error.
 
+The conformance wire reader (``oracle.conformance.wire.read_line``, every line the
+kit reads from a foreign process) is fuzzed the same way: any line is either the
+JSON object it holds or a ``WireError`` of one printable, short line, within the
+time limit; never another exception (no RecursionError, no OverflowError).
+
 "Any other error" is an exception out of ``main``, a replay that does not end
 within :data:`TIME_LIMIT` seconds, an ``internal error`` report (the isolation
 of one scenario caught a bug), a word on stderr from a file that replayed,
@@ -36,6 +41,7 @@ from hypothesis import strategies as st
 import oracle.cli
 import oracle.harness.scenarios
 from oracle.cli import main
+from oracle.conformance.wire import MAX_DEPTH, WireError, read_line
 from oracle.harness.scenarios import golden_paths
 
 #: Seconds one replay may take: a replay that runs longer is a failure, not a hang.
@@ -285,6 +291,71 @@ def damaged_goldens(draw: st.DrawFn) -> bytes:
 def test_any_bytes(fuzz_folder: Path, data: bytes, as_json: bool) -> None:
     path = fuzz_folder / "bytes.json"
     replayed(check_invariant(path, data, as_json))
+
+
+# ------------------------------------------------------ the conformance wire reader
+
+
+def check_wire_line(line: bytes) -> str:
+    """The wire reader's invariant for ``line``: a JSON object, or a WireError of one
+    short printable line; the outcome, for the statistics."""
+    with _time_limit(TIME_LIMIT):
+        try:
+            message = read_line(line)
+        except WireError as error:
+            said = str(error)
+            assert said.isprintable(), said
+            assert len(said) < 400, said
+            return "refused"
+    assert isinstance(message, dict), message
+    return "read"
+
+
+_HOSTILE_NUMBERS = st.sampled_from(
+    [
+        "1e400",
+        "-1e999",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "1" + "0" * 5000,
+        "[" * 100_000,
+        "[" * 65 + '"' + '\\"' * 50_000,  # an open string of escaped quotes (linear time)
+    ]
+)
+
+
+@st.composite
+def hostile_lines(draw: st.DrawFn) -> bytes:
+    """An answer line as a hostile process writes one: a protocol message around any
+    JSON value (non-finite numbers written as JSON has none), nested around it to
+    any depth, with brackets in strings, cut short or with bytes changed."""
+    value = draw(JSON_VALUES)
+    depth = draw(st.integers(0, 3 * MAX_DEPTH) | st.integers(0, 20_000))
+    opener = draw(st.sampled_from(["[", '{"a":', '["[",', '{"}":[']))
+    closer = {"[": "]", '{"a":': "}", '["[",': "]", '{"}":[': "]}"}[opener]
+    body = json.dumps(value, allow_nan=True, ensure_ascii=draw(st.booleans()))
+    body = opener * depth + body + closer * depth
+    identity = draw(st.sampled_from(["0", "1", "1.0", "true", "1e400", '"1"', "-0"]))
+    text = draw(
+        st.sampled_from(
+            [
+                f'{{"id": {identity}, "answer": {body}}}',
+                f'{{"id": {identity}, "error": {body}}}',
+                body,
+                f'{{"id": {identity}, "answer": {draw(_HOSTILE_NUMBERS)}}}',
+            ]
+        )
+    )
+    line = text.encode("utf-8", "surrogatepass")
+    cut = draw(st.integers(0, len(line)))
+    return draw(st.sampled_from([line, line[:cut], line[:cut] + b"\xff" + line[cut:]]))
+
+
+@given(line=hostile_lines() | st.binary(max_size=200))
+@_examples(300)
+def test_any_line_from_a_process(line: bytes) -> None:
+    event(check_wire_line(line))
 
 
 # ------------------------------------------------- the invariant can fail (shown once)

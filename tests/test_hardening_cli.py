@@ -162,7 +162,7 @@ def test_a_long_error_text_is_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(oracle.cli, "replay_rotation", _raising_for("boom", error))
     status, _, err = replay(str(path))
     assert status == 2
-    assert one_line(err).endswith("x...")
+    assert one_line(err).endswith("x... (10,014 characters)")  # policy.text.cut's rule
     assert len(err) < len(str(path)) + 300
 
 

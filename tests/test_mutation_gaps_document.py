@@ -123,7 +123,7 @@ def test_a_long_key_is_quoted_cut_to_200_characters() -> None:
     key = "a + " * 100 + "zz"  # 402 characters, reading the undeclared name zz
     message = _unknown_name_message(key)
     prefix = "unknown name 'zz': not a declared attribute, constant or context variable"
-    assert message == f"{prefix} (in key `{key[:197]}...`)"
+    assert message == f"{prefix} (in key `{key[:200]}... (402 characters)`)"
 
 
 def test_a_key_of_200_characters_is_quoted_whole() -> None:
@@ -132,7 +132,7 @@ def test_a_key_of_200_characters_is_quoted_whole() -> None:
     message = _unknown_name_message(key)
     assert message.endswith(f" (in key `{key}`)")
     longer = key + "z"
-    assert _unknown_name_message(longer).endswith(f" (in key `{longer[:197]}...`)")
+    assert _unknown_name_message(longer).endswith(f" (in key `{key}... (201 characters)`)")
 
 
 # --- ready-made policies: the messages name the argument and the value ----------------------------

@@ -51,12 +51,14 @@ def test_plain_values_are_their_repr() -> None:
 
 
 def test_text_is_cut_at_the_limit() -> None:
-    exactly = "x" * (SHOWN_LIMIT - 2)  # its repr is SHOWN_LIMIT characters: kept whole
+    exactly = "x" * SHOWN_LIMIT  # SHOWN_LIMIT characters: quoted whole
     assert shown(exactly) == repr(exactly)
     longer = "x" * 100
-    assert shown(longer) == "'" + "x" * (SHOWN_LIMIT - 4) + "..."
-    assert len(shown(longer)) == SHOWN_LIMIT
-    assert len(shown(list(range(100)))) <= SHOWN_LIMIT
+    assert shown(longer) == repr("x" * SHOWN_LIMIT) + "... (100 characters)"
+    assert shown("x" * 10_000_000) == repr("x" * SHOWN_LIMIT) + "... (10,000,000 characters)"
+    assert shown(list(range(100))) == "[0, 1, 2, 3, ...]"
+    long_repr = shown([b"y" * 100])  # a representation is cut by the same rule
+    assert long_repr == f"[b'{'y' * (SHOWN_LIMIT - 3)}... (105 characters)"
 
 
 def test_lists_show_four_items_and_three_levels() -> None:
@@ -90,7 +92,7 @@ def test_shown_never_raises() -> None:
 
 def test_name_shown() -> None:
     assert name_shown("k" * SHOWN_LIMIT) == "k" * SHOWN_LIMIT
-    assert name_shown("k" * (SHOWN_LIMIT + 1)) == "k" * (SHOWN_LIMIT - 3) + "..."
+    assert name_shown("k" * (SHOWN_LIMIT + 1)) == "k" * SHOWN_LIMIT + "... (81 characters)"
     assert name_shown(3) == "3"
     assert name_shown(None) == "None"
 

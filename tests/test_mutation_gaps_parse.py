@@ -58,10 +58,10 @@ def test_an_out_of_range_literal_is_quoted_short() -> None:
     assert str(error_of("1e999")) == "line 1, column 1: number 1e999 is out of range"
     long_literal = "9" * 400
     assert str(error_of("1 + " + long_literal)) == (
-        f"line 1, column 5: number {'9' * 21}... is out of range"
+        f"line 1, column 5: number {'9' * 24}... (400 characters) is out of range"
     )
     assert str(error_of("-" + long_literal)) == (
-        f"line 1, column 2: number {'9' * 21}... is out of range"
+        f"line 1, column 2: number {'9' * 24}... (400 characters) is out of range"
     )
 
 

@@ -59,6 +59,7 @@ from policy.rotation import decisions, protocol
 requests = st.one_of(st.text(max_size=3), st.integers(-3, 3))
 lanes = st.sampled_from(Lane)
 counts = st.integers(0, 9)
+skip_caps = st.integers(1, 9)  # a skip cap is at least 1 (decisions.at_least)
 flags = st.booleans()
 entries = st.builds(BacklogEntry, requests, lanes, st.sampled_from(EntryKind), counts, flags)
 backlogs = st.lists(entries, max_size=4).map(lambda made: GrantBacklog(pvector(made)))
@@ -92,7 +93,7 @@ BUILDERS: list[tuple[Callable[..., object], st.SearchStrategy[Any]]] = [
     (protocol._job, jobs),
     (
         protocol._state,
-        st.builds(RotationState, st.none() | jobs, backlogs, flags, flags, counts),
+        st.builds(RotationState, st.none() | jobs, backlogs, flags, flags, skip_caps),
     ),
     (protocol._action, actions),
     (protocol._ended, endeds),
@@ -212,7 +213,13 @@ def test_done_builds_success_of_a_step_as_the_constructors_do() -> None:
 
 
 states = st.builds(
-    RotationState, st.none() | jobs, backlogs, flags, flags, counts, st.sampled_from(RulesProfile)
+    RotationState,
+    st.none() | jobs,
+    backlogs,
+    flags,
+    flags,
+    skip_caps,
+    st.sampled_from(RulesProfile),
 )
 outcomes = st.builds(
     Outcome,

@@ -33,7 +33,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from returns.maybe import Maybe
+from pyrsistent.typing import PVector
 from returns.result import Failure, Result, Success
 
 import policy.rotation.protocol as kernel_protocol
@@ -313,11 +313,13 @@ def test_the_machine_catches_a_wrong_kernel(monkeypatch: pytest.MonkeyPatch) -> 
 
     # and a kernel that never counts a skip (the spec's state differs on a promotion)
     def no_skips(
-        backlog: GrantBacklog, skip_cap: int = SKIP_CAP
-    ) -> Maybe[tuple[BacklogEntry, GrantBacklog]]:
-        index = next_grant_index([(entry.lane, entry.skipped) for entry in backlog], skip_cap)
-        return index.map(lambda i: (backlog.entries[i], GrantBacklog(backlog.entries.delete(i))))
+        entries: PVector[BacklogEntry], skip_cap: int = SKIP_CAP
+    ) -> tuple[BacklogEntry, GrantBacklog] | None:
+        index = next_grant_index([(entry.lane, entry.skipped) for entry in entries], skip_cap)
+        taken = index.map(lambda i: (entries[i], GrantBacklog(entries.delete(i))))
+        return taken.value_or(None)
 
-    monkeypatch.setattr(kernel_protocol, "take_next_grantee", no_skips)
+    # the protocol's hot path takes the grantee by take_next_grantee's unchecked body
+    monkeypatch.setattr(kernel_protocol, "take_grantee", no_skips)
     with pytest.raises(AssertionError):
         run_state_machine_as_test(RotationMachine, settings=quick)

@@ -166,3 +166,56 @@ def test_the_model_check_catches_a_broken_kernel(
     assert main(["replay", str(file)]) == 1  # fails on the broken kernel
     monkeypatch.undo()
     assert main(["replay", str(file)]) == 0  # and holds on the real one
+
+
+# An unwritable --out (issue 18): refused before the run when given, and after the
+# run a counterexample that cannot be written is printed, never lost.
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file", "/dev/full"])
+def test_an_explicit_out_that_cannot_hold_files_is_refused_before_the_run(
+    tmp_path: Path,
+    where: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    file = tmp_path / "file"
+    file.write_text("")
+    out, said = {
+        "a file": (file, f"{file} is not a folder"),
+        "under a file": (file / "deeper" / "still", f"{file}/deeper/still is under {file}"),
+        "/dev/full": (Path("/dev/full"), "/dev/full is not a folder"),
+    }[where]
+
+    def explored(*_arguments: object) -> object:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(verify, "run_checks", explored)
+    assert main(["verify", "--quick", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"policy-kernel: --out: {said}")
+    assert captured.err.count("\n") == 1
+    assert verify.out_folder_problem(tmp_path / "new" / "folder") is None  # made when needed
+
+
+@pytest.mark.usefixtures("stand_ins")
+def test_a_counterexample_that_cannot_be_written_is_printed(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    out = io.StringIO()
+    assert verify.verify("quick", jobs=1, out_folder=blocked, out=out, err=io.StringIO()) == 1
+    text = out.getvalue()
+    target = blocked / "counterexample-failing.json"
+    assert f"counterexample not written (cannot write {target}:" in text
+    printed = text[text.index("its scenario file:\n") + len("its scenario file:\n") :]
+    assert json.loads(printed[: printed.index("\n}\n") + 2])["name"] == "stand-in"
+    out = io.StringIO()
+    status = verify.verify(
+        "quick", jobs=1, as_json=True, out_folder=blocked, out=out, err=io.StringIO()
+    )
+    assert status == 1
+    failing = json.loads(out.getvalue())["checks"][1]
+    assert failing["counterexample_file"] is None
+    assert failing["counterexample_file_error"].startswith(f"cannot write {blocked}/")
+    assert failing["counterexamples"][0]["scenario"]["name"] == "stand-in"

@@ -30,8 +30,17 @@ from oracle.checks.grant_order import GRANT_ORDER
 from oracle.checks.rotation_model import ROTATION_MODEL
 from oracle.checks.rotation_paths import ROTATION_PATHS
 from oracle.checks.selection import SELECTION
+from policy.text import printable
 
-__all__ = ["CHECKS", "CheckResult", "Shard", "parse_shard", "run_checks", "verify"]
+__all__ = [
+    "CHECKS",
+    "CheckResult",
+    "Shard",
+    "out_folder_problem",
+    "parse_shard",
+    "run_checks",
+    "verify",
+]
 
 #: Every check ``verify`` runs, in the order it reports them.
 CHECKS: tuple[Check, ...] = (
@@ -159,16 +168,48 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
-def _write_counterexample(result: CheckResult, folder: Path) -> Path | None:
-    """The smallest replayable counterexample of a failed check, as a scenario file."""
+def out_folder_problem(folder: Path) -> str | None:
+    """Why counterexample files could not be written in ``folder``, or None: checked
+    before an explicit ``--out``'s run, so that a verdict is not lost after it. The
+    folder need not exist yet (it is created when a file is written), but its
+    nearest existing ancestor must be a folder this process may write in."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        if existing.is_symlink():  # a dangling link: no folder can be made there
+            return f"{_folder_text(folder)} is a link to nothing"
+        existing = existing.parent
+    if not existing.is_dir():
+        if existing == folder:
+            return f"{_folder_text(folder)} is not a folder"
+        return f"{_folder_text(folder)} is under {_folder_text(existing)}, which is not a folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{_folder_text(existing)} is not a folder this process may write in"
+    return None
+
+
+def _folder_text(folder: Path) -> str:
+    return printable(str(folder))
+
+
+def _write_counterexample(result: CheckResult, folder: Path) -> Path | str | None:
+    """The smallest replayable counterexample of a failed check, as a scenario file:
+    its path, or why it could not be written (the report then shows the scenario)."""
     replayable = [c for c in result.found.counterexamples if c.scenario]
     if not replayable:
         return None
     smallest = replayable[0]
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"counterexample-{_slug(result.check.name)}.json"
-    path.write_text(json.dumps(smallest.scenario, indent=2, allow_nan=False) + "\n")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as file:
+            file.write(_scenario_text(smallest))
+    except OSError as error:
+        return f"cannot write {_folder_text(path)}: {printable(error.strerror or str(error))}"
     return path
+
+
+def _scenario_text(counterexample: Counterexample) -> str:
+    return json.dumps(counterexample.scenario, indent=2, allow_nan=False) + "\n"
 
 
 def _counterexample_json(counterexample: Counterexample) -> dict[str, object]:
@@ -179,7 +220,7 @@ def _counterexample_json(counterexample: Counterexample) -> dict[str, object]:
     }
 
 
-def _result_json(result: CheckResult, written: Path | None) -> dict[str, object]:
+def _result_json(result: CheckResult, written: Path | str | None) -> dict[str, object]:
     bounds = result.check.paper_bounds(result.level)
     worst: dict[str, object] = {}
     for name, value in sorted(result.found.worst.items()):
@@ -199,13 +240,14 @@ def _result_json(result: CheckResult, written: Path | None) -> dict[str, object]
         "disagreements": result.found.disagreements,
         "worst_above_bound": result.worst_above_bound,
         "counterexamples": [_counterexample_json(c) for c in result.found.counterexamples],
-        "counterexample_file": None if written is None else str(written),
+        "counterexample_file": str(written) if isinstance(written, Path) else None,
+        **({"counterexample_file_error": written} if isinstance(written, str) else {}),
         "cpu_seconds": round(result.cpu_seconds, 2),
         "passed": result.passed,
     }
 
 
-def _render(result: CheckResult, written: Path | None, out: TextIO) -> None:
+def _render(result: CheckResult, written: Path | str | None, out: TextIO) -> None:
     check = result.check
     verdict = "PASS" if result.passed else "FAIL"
     out.write(
@@ -228,10 +270,14 @@ def _render(result: CheckResult, written: Path | None, out: TextIO) -> None:
         out.write(f"  {result.found.disagreements:,} disagreements; the smallest:\n")
         for counterexample in result.found.counterexamples:
             out.write(f"    {counterexample.summary}\n")
-    if written is not None:
-        out.write(
-            f"  counterexample written to {written} (replay it: policy-kernel replay {written})\n"
-        )
+    if isinstance(written, Path):
+        shown = _folder_text(written)
+        out.write(f"  counterexample written to {shown} (replay it: policy-kernel replay {shown})")
+        out.write("\n")
+    elif written is not None:  # not lost: the scenario file's text, here
+        out.write(f"  counterexample not written ({written}); its scenario file:\n")
+        smallest = next(c for c in result.found.counterexamples if c.scenario)
+        out.write(_scenario_text(smallest))
     out.write("\n")
 
 
@@ -245,7 +291,8 @@ def verify(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
-    """Run the checks and report; 0 when every check passes, 1 otherwise."""
+    """Run the checks and report; 0 when every check passes, 1 otherwise (also when
+    a counterexample file cannot be written: the report then holds its text)."""
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     started = time.perf_counter()
     progress = err if err.isatty() else None

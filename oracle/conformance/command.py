@@ -26,19 +26,22 @@ its stdout, a line that is not a JSON object with the request's ``id`` and an
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import math
 import os
 import queue
+import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import IO, TextIO
 
 from oracle.checks.framework import Level
@@ -47,32 +50,35 @@ from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
 from oracle.conformance.implementations import Failed, Implementation, ImplementationBroken
 from oracle.conformance.own_policies import OwnPolicy
 from oracle.conformance.report import ConformanceReport
-from oracle.conformance.wire import JSON, canonical, encode
+from oracle.conformance.wire import JSON, WireError, canonical, encode, read_line
 from oracle.spec.protocol import SEED_RULES
-from policy.text import cut, printable
+from policy.text import cut
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_LINE",
+    "MAX_TIMEOUT",
     "CommandImplementation",
+    "checked_timeout",
     "verify_against_command",
 ]
 
 #: Seconds to wait for each answer (the first one includes the process's start).
 DEFAULT_TIMEOUT = 10.0
+#: The longest timeout (a day): a longer one overflows the waits it is passed to.
+MAX_TIMEOUT = 86400.0
 #: The longest answer line read (bytes); a longer one is malformed.
 MAX_LINE = 1 << 20
-#: Seconds a process is given to exit after its stdin is closed, then to die when
-#: terminated, before it is killed.
-_GRACE = 2.0
+#: Seconds a process is given to exit after its stdin is closed, then its process
+#: group to die when terminated (SIGTERM), before the group is killed (SIGKILL).
+_EXIT_GRACE = 1.0
+_TERM_GRACE = 0.5
+#: How much of the process's stderr is kept: its last lines, each at most this long.
 _STDERR_LINES = 5
+_STDERR_WIDTH = 400
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _EOF = b""
 _CHUNK = 1 << 16
-
-
-def _not_json(name: str) -> JSON:
-    """JSON has no NaN or Infinity (Python's reader would take them): not a JSON line."""
-    raise ValueError(f"{name} is not JSON")
 
 
 def _compact(message: Mapping[str, JSON]) -> str:
@@ -81,7 +87,25 @@ def _compact(message: Mapping[str, JSON]) -> str:
 
 
 def _shown(text: str, limit: int = 120) -> str:
-    return cut(printable(text), limit)
+    return cut(text, limit)
+
+
+def checked_timeout(seconds: float) -> float:
+    """``seconds`` if it is a timeout: a number in (0, :data:`MAX_TIMEOUT`]; else a
+    ``ValueError`` (NaN, 0, negative, infinite, ``1e10``).
+
+    >>> checked_timeout(2.5)
+    2.5
+    >>> checked_timeout(1e10)
+    Traceback (most recent call last):
+    ...
+    ValueError: the timeout must be a number of seconds in (0, 86400], not 1e+10
+    """
+    if not 0 < seconds <= MAX_TIMEOUT:
+        raise ValueError(
+            f"the timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}], not {seconds:g}"
+        )
+    return seconds
 
 
 class CommandImplementation(Implementation):
@@ -103,8 +127,7 @@ class CommandImplementation(Implementation):
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
-        if not timeout > 0 or math.isinf(timeout):
-            raise ValueError(f"the timeout must be a positive number of seconds, not {timeout}")
+        checked_timeout(timeout)
         arguments = shlex.split(command) if isinstance(command, str) else list(command)
         if not arguments:
             raise ValueError("the command is empty")
@@ -125,6 +148,9 @@ class CommandImplementation(Implementation):
                 stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=None if env is None else dict(env),
+                # Its own process group: what it starts (a shell's children, its own
+                # workers) is ended with it, whatever the exit path (close()).
+                start_new_session=True,
             )
         except OSError as error:
             raise ImplementationBroken(
@@ -174,14 +200,27 @@ class CommandImplementation(Implementation):
             self._lines.put([pending, _EOF] if pending else [_EOF])
 
     def _read_stderr(self, stream: IO[bytes] | None) -> None:
+        """Keep the last :data:`_STDERR_LINES` lines of stderr, each cut to
+        :data:`_STDERR_WIDTH` characters; a lone ``\\r`` ends a line too, so no
+        stream (a progress bar's carriage returns) grows the memory kept."""
         assert stream is not None
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        pending = ""
         try:
-            for line in stream:
-                text = line.decode("utf-8", "replace").strip()
-                if text:
-                    self._stderr.append(text)
+            while chunk := os.read(stream.fileno(), _CHUNK):
+                *lines, pending = _LINE_END.split(pending + decoder.decode(chunk))
+                for line in lines:
+                    self._keep_stderr(line)
+                pending = pending[:_STDERR_WIDTH]
         except (OSError, ValueError):
             pass
+        finally:
+            self._keep_stderr(pending + decoder.decode(b"", final=True))
+
+    def _keep_stderr(self, line: str) -> None:
+        text = line[:_STDERR_WIDTH].strip()
+        if text:
+            self._stderr.append(text)
 
     # --------------------------------------------------------------------- requests
 
@@ -191,7 +230,7 @@ class CommandImplementation(Implementation):
 
     def _died(self, request: int, decision: str) -> ImplementationBroken:
         try:
-            status: int | None = self._process.wait(timeout=_GRACE)
+            status: int | None = self._process.wait(timeout=_EXIT_GRACE)
         except subprocess.TimeoutExpired:
             status = None
         how = (
@@ -221,18 +260,14 @@ class CommandImplementation(Implementation):
         where = f"answer to request {request} ({decision})"
         if len(line) > MAX_LINE:
             raise self._fail(f"malformed {where}: a line longer than {MAX_LINE} bytes")
-        line = line.rstrip(b"\r")
         try:
-            message = json.loads(line, parse_constant=_not_json)
-        except (UnicodeDecodeError, ValueError):
+            message = read_line(line.rstrip(b"\r"))
+        except WireError as error:
+            raise self._fail(f"malformed {where}: {error}") from None
+        identity = message.get("id")
+        if type(identity) is not int or identity != request:  # not True, not 3.0
             raise self._fail(
-                f"malformed {where}: not a JSON line: {_shown(line.decode('utf-8', 'replace'))}"
-            ) from None
-        if not isinstance(message, dict):
-            raise self._fail(f"malformed {where}: not a JSON object: {_shown(canonical(message))}")
-        if message.get("id") != request or isinstance(message.get("id"), bool):
-            raise self._fail(
-                f"malformed {where}: its id is {_shown(json.dumps(message.get('id')))}"
+                f"malformed {where}: its id is {_shown(json.dumps(identity))}"
                 f" (answers come in the order of the requests)"
             )
         if ("answer" in message) == ("error" in message):
@@ -285,33 +320,56 @@ class CommandImplementation(Implementation):
                     "malformed answer to hello: it must be"
                     ' {"protocol": 1, "decisions": [names...]}, not ' + _shown(canonical(answer))
                 )
-            if answer.get("protocol") != PROTOCOL_VERSION:
+            version = answer.get("protocol")
+            if type(version) is not int or version != PROTOCOL_VERSION:  # not true, not 1.0
                 raise self._fail(
                     f"the command speaks protocol {_shown(canonical(answer.get('protocol')))},"
                     f" this kit speaks {PROTOCOL_VERSION}"
                 )
             named = answer["decisions"]
+            odd = [name for name in named if not isinstance(name, str)]
+            if odd:  # a list or an object is no name (and cannot be looked up)
+                raise self._fail(
+                    "malformed answer to hello: each decision name must be text, not "
+                    + _shown(canonical(odd[0]))
+                )
             self._decisions = frozenset(name for name in named if name in DECISIONS)
         return self._decisions
 
     def close(self) -> int | None:
-        """Close the process's stdin and wait for it to exit (terminate it, then kill
-        it, if it does not); its exit status."""
+        """Close the process's stdin, give it a second to exit, then end its whole
+        process group (SIGTERM, half a second, SIGKILL): nothing it started outlives
+        the run. Its exit status."""
         self._outgoing.put(None)
         process = self._process
-        # A process that broke the protocol is not waited for: it may be hung.
-        polite = () if self._broken is not None else (None,)
-        for stop in (*polite, process.terminate, process.kill):
-            if stop is not None:
-                stop()
-            try:
-                process.wait(timeout=_GRACE)
-            except subprocess.TimeoutExpired:
-                continue
-            break
+        if self._broken is None:  # one that broke the protocol may be hung: not waited for
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=_EXIT_GRACE)
+        self._signal_group(signal.SIGTERM)
+        deadline = time.monotonic() + _TERM_GRACE
+        while self._group_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._signal_group(signal.SIGKILL)
+        process.wait()
         for thread in self._threads:
-            thread.join(timeout=_GRACE)
+            thread.join(timeout=_EXIT_GRACE)
         return process.returncode
+
+    def _signal_group(self, number: signal.Signals) -> None:
+        # The group is the process's own (start_new_session): its id is the process's.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, number)
+
+    def _group_alive(self) -> bool:
+        """Whether a process of the group is still running (the leader reaped once it
+        exited, so that it no longer counts)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(timeout=0)
+        try:
+            os.killpg(self._process.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
 
     def __enter__(self) -> CommandImplementation:
         return self
@@ -358,10 +416,56 @@ def verify_against_command(
     """Run the conformance checks at ``level`` (or those named in ``checks``) against
     the implementation that ``command`` starts, and report as ``policy-kernel verify``
     does; the tick protocol under the rules ``profile`` (``"seed"`` or ``"mlxcel"``),
-    selection and admission under ``policies`` when given.
-    Exit status: 0 every check agrees, 1 a disagreement, 2 the command cannot be
-    started, dies, does not answer within ``timeout`` seconds, writes a malformed
-    answer or answers none of the decisions (one line on ``err``)."""
+    selection and admission under ``policies`` when given. Exit status: 0 every
+    check agrees, 1 a disagreement, 2 the command cannot be started, dies, does not
+    answer within ``timeout`` seconds, writes a malformed answer or answers none of
+    the decisions (one line on ``err``).
+
+    A SIGTERM to this process during the run ends it as ``SystemExit(143)``
+    (in the main thread), so the command's process group is ended first."""
+    with _terminated_as_exit():
+        return _verify(
+            command,
+            level=level,
+            timeout=timeout,
+            as_json=as_json,
+            checks=checks,
+            profile=profile,
+            policies=policies,
+            out=out,
+            err=err,
+        )
+
+
+def _exit_on_sigterm(number: int, frame: FrameType | None) -> None:
+    del frame
+    raise SystemExit(128 + number)
+
+
+@contextlib.contextmanager
+def _terminated_as_exit() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler
+        return
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _verify(
+    command: str,
+    *,
+    level: Level,
+    timeout: float,
+    as_json: bool,
+    checks: Collection[str] | None,
+    profile: str,
+    policies: Sequence[OwnPolicy],
+    out: TextIO,
+    err: TextIO,
+) -> int:
     started = time.perf_counter()
     try:
         implementation = CommandImplementation(command, timeout=timeout)

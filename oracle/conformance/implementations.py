@@ -72,6 +72,7 @@ from policy import (
     slice_takes_tick,
     take_next_grantee,
 )
+from policy.text import cut
 from policy.waiting import (
     AdmissionOutcome,
     Admitted,
@@ -208,7 +209,8 @@ class _Handlers(Implementation):
             try:
                 answers.append(handler(inputs))
             except Exception as error:  # a raising implementation is a finding, not a crash
-                answers.append(Failed(f"raised {type(error).__name__}: {error}"))
+                # the exception's text quoted by the one rule (a callable's 10 MB message)
+                answers.append(Failed(f"raised {type(error).__name__}: {cut(str(error), 300)}"))
         return answers
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 from pyrsistent import pvector
@@ -48,10 +49,12 @@ from policy import (
     SliceKind,
     Tick,
 )
+from policy.text import cut
 from policy.waiting import Moment, QueueError, QueuePolicy, WaitingEntry, WaitingQueue
 
 __all__ = [
     "JSON",
+    "MAX_DEPTH",
     "WireError",
     "backlog_json",
     "canonical",
@@ -68,6 +71,7 @@ __all__ = [
     "read_flag",
     "read_float",
     "read_int",
+    "read_line",
     "read_list",
     "read_moment",
     "read_queue",
@@ -89,6 +93,81 @@ _FLOAT_NAMES = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "
 
 class WireError(ValueError):
     """A value that is not in the protocol's form (the message names what is wrong)."""
+
+
+#: Deepest nesting of arrays and objects in one line the kit reads from a process.
+MAX_DEPTH = 64
+
+# A JSON string as the JSON reader reads one (the brackets in it are text; one left
+# open runs to the end, so that no string is searched for twice: linear time), or a
+# bracket.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+
+
+def _too_deep(text: str) -> bool:
+    """Whether ``text`` nests arrays and objects deeper than :data:`MAX_DEPTH`, told
+    before the JSON reader (which recurses) sees it."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the common case: too few brackets to nest that deep
+    depth = 0
+    for token in _TOKEN.finditer(text):
+        first = text[token.start()]
+        if first != '"':
+            depth += 1 if first in "[{" else -1
+            if depth > MAX_DEPTH:
+                return True
+    return False
+
+
+def _text(text: str) -> str:
+    return cut(text, 120)
+
+
+def _not_json(name: str) -> JSON:
+    raise WireError(f"not a JSON line: {name} is not JSON (numbers must be finite)")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise WireError(f"not a JSON line: {_text(text)} is beyond the float range")
+    return value
+
+
+def read_line(line: bytes) -> dict[str, JSON]:
+    """One line a process wrote, as the JSON object it holds: the one reader of every
+    line the kit reads from a process (the hello's answer and every other answer).
+
+    Strict JSON only: UTF-8, no ``NaN`` or ``Infinity``, no number beyond the float
+    range (``1e400``), at most :data:`MAX_DEPTH` levels of nesting; anything else
+    is a :class:`WireError` (and nothing else is raised).
+
+    >>> read_line(b'{"id": 1, "answer": [true, 2.5]}')
+    {'id': 1, 'answer': [True, 2.5]}
+    >>> read_line(b'{"id": 1, "answer": 1e400}')
+    Traceback (most recent call last):
+    ...
+    oracle.conformance.wire.WireError: not a JSON line: 1e400 is beyond the float range
+    >>> read_line(b"[" * 65 + b"]" * 65)
+    Traceback (most recent call last):
+    ...
+    oracle.conformance.wire.WireError: not a JSON line: nested deeper than 64 levels
+    """
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise WireError(f"not a JSON line: {_text(line.decode('utf-8', 'replace'))}") from None
+    if _too_deep(text):
+        raise WireError(f"not a JSON line: nested deeper than {MAX_DEPTH} levels")
+    try:
+        message = json.loads(text, parse_constant=_not_json, parse_float=_finite)
+    except WireError:
+        raise
+    except ValueError:  # a syntax error, or an integer of more than 4300 digits
+        raise WireError(f"not a JSON line: {_text(text)}") from None
+    if not isinstance(message, dict):
+        raise WireError(f"not a JSON object: {shown(message)}")
+    return message
 
 
 def canonical(value: JSON) -> str:
@@ -132,7 +211,7 @@ def shown(value: JSON) -> str:
         text = canonical(value)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return cut(text)
 
 
 def read_field(document: JSON, name: str) -> JSON:

@@ -22,6 +22,7 @@ __all__ = [
     "admission_workload",
     "request_class",
     "rotation_flood",
+    "seeded",
 ]
 
 #: Request classes the report is split by, in display order.
@@ -55,6 +56,21 @@ def request_class(request: StepRequest, short_tokens: int) -> str:
     return "short" if request.prompt <= short_tokens else "long"
 
 
+def seeded(seed: int) -> random.Random:
+    """The one random source of a workload: ``random.Random(seed)`` for a seed that is
+    a whole number >= 0. A negative seed is refused (``ValueError``): Python's
+    generator seeds by the magnitude, so ``-1`` would silently be seed 1.
+
+    >>> seeded(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: the seed must be a whole number >= 0, not -1
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"the seed must be a whole number >= 0, not {seed!r}")
+    return random.Random(seed)
+
+
 def admission_workload(seed: int, shape: WorkloadShape) -> tuple[StepRequest, ...]:
     """``shape.requests`` step-engine requests with Poisson arrivals, drawn from ``seed``.
 
@@ -65,7 +81,7 @@ def admission_workload(seed: int, shape: WorkloadShape) -> tuple[StepRequest, ..
     >>> a == admission_workload(7, WorkloadShape(requests=5)), len(a)
     (True, 5)
     """
-    rng = random.Random(seed)
+    rng = seeded(seed)
     now = 0.0
     requests: list[StepRequest] = []
     for serial in range(shape.requests):
@@ -109,7 +125,7 @@ def rotation_flood(seed: int, shape: FloodShape) -> tuple[RotationRequest, ...]:
     >>> [r.id for r in flood if r.lane is Lane.NORMAL]
     ['N']
     """
-    rng = random.Random(seed)
+    rng = seeded(seed)
     requests: list[RotationRequest] = []
     for tick in range(shape.flood_ticks):
         if tick == shape.normal_arrives:

@@ -29,11 +29,18 @@ from policy.records import (
     value_setter,
     wrong_field,
 )
-from policy.rotation.decisions import SKIP_CAP, _grant_position, _whole, is_flag, is_whole
+from policy.rotation.decisions import (
+    SKIP_CAP,
+    _grant_position,
+    _whole,
+    at_least,
+    is_flag,
+    is_whole,
+)
 from policy.rotation.lanes import Lane
 from policy.text import record_repr
 
-__all__ = ["BacklogEntry", "EntryKind", "GrantBacklog", "take_next_grantee"]
+__all__ = ["BacklogEntry", "EntryKind", "GrantBacklog", "take_grantee", "take_next_grantee"]
 
 
 class EntryKind(Enum):
@@ -147,13 +154,16 @@ def take_next_grantee(
     >>> chosen.request, [(e.request, e.skipped) for e in rest]
     ('B', [('A', 1)])
 
-    ``backlog`` must be a :class:`GrantBacklog` and ``skip_cap`` an int (a ``TypeError``).
+    ``backlog`` must be a :class:`GrantBacklog` and ``skip_cap`` an int (a
+    ``TypeError``) of at least 1 (a ``ValueError``: :func:`~policy.rotation.decisions.at_least`).
+    The tick protocol, which checked its skip cap once, takes :func:`take_grantee`.
     """
     if not isinstance(backlog, GrantBacklog):
         raise TypeError(f"take_next_grantee takes a GrantBacklog, not {type(backlog).__name__}")
     if type(skip_cap) is not int:  # the entries' own types were checked when they were built
         _whole("skip_cap", skip_cap)
-    taken = _take_next(backlog.entries, skip_cap)
+    at_least("skip_cap", skip_cap, 1)
+    taken = take_grantee(backlog.entries, skip_cap)
     if taken is None:
         return Nothing
     if _set_some is None:  # pragma: no cover - a returns whose Some differs
@@ -163,10 +173,11 @@ def take_next_grantee(
     return some
 
 
-def _take_next(
+def take_grantee(
     entries: PVector[BacklogEntry], skip_cap: int
 ) -> tuple[BacklogEntry, GrantBacklog] | None:
-    """:func:`take_next_grantee` without its checks and its ``Maybe``."""
+    """:func:`take_next_grantee` without its checks and its ``Maybe`` (None: no
+    entries): the tick protocol's hot path, whose skip cap was checked once."""
     chosen = _grant_position(list(map(_lane_and_skipped, entries)), skip_cap)
     if chosen is None:
         return None

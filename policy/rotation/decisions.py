@@ -5,7 +5,9 @@ data, so that a host scheduler, the tick protocol in :mod:`policy.rotation.proto
 the oracle can all call the same definition.
 
 Each public decision checks its arguments' types (a ``TypeError``: a budget of
-``nan`` or ``2.5`` would silently change the rule) and then applies its rule,
+``nan`` or ``2.5`` would silently change the rule) and their ranges by one rule,
+:func:`at_least` (a ``ValueError``: counts, budgets and skip counts are at least
+0, a skip cap at least 1, as the scenario loader reads it), and then applies its rule,
 which is a private function of its own (``_expired``, ``_admits``,
 ``_grant_position``, ``_takes_tick``). The tick protocol calls the rules directly:
 it checked every value where it entered (``apply_event``), so it does not pay
@@ -20,12 +22,13 @@ from collections.abc import Sequence
 from returns.maybe import Maybe, Nothing, Some
 
 from policy.rotation.lanes import Lane
-from policy.text import trim
+from policy.text import shown, trim
 
 __all__ = [
     "BACKLOG_CAP",
     "DEFAULT_GRANT_ROUNDS",
     "SKIP_CAP",
+    "at_least",
     "backlog_admits",
     "next_grant_index",
     "parse_grant_rounds",
@@ -76,6 +79,22 @@ def _whole(argument: str, value: object) -> None:  # the TypeError of is_whole
         raise TypeError(f"{argument} must be an int, not {type(value).__name__}")
 
 
+def at_least(argument: str, value: int, least: int) -> None:
+    """The range rule of rotation's whole numbers (``value`` already an int): a count,
+    a budget or a skip count is at least 0, a skip cap at least 1 (0 would make every
+    entry overdue at once; the scenario loader refuses it too). A ``ValueError``
+    below ``least``.
+
+    >>> at_least("budget", 0, 0)
+    >>> at_least("skip_cap", 0, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: skip_cap must be at least 1, not 0
+    """
+    if value < least:
+        raise ValueError(f"{argument} must be at least {least}, not {shown(value)}")
+
+
 def _flag(argument: str, value: object) -> None:  # the TypeError of is_flag
     if not is_flag(value):
         raise TypeError(f"{argument} must be True or False, not {type(value).__name__}")
@@ -122,11 +141,19 @@ def slice_grant_expired(slices_in_grant: int, budget: int, backlog_pending: bool
     False
 
     Counts and the budget must be ints, the flag True or False (a ``TypeError``
-    otherwise: ``nan`` or ``2.5`` would silently change the rule).
+    otherwise: ``nan`` or ``2.5`` would silently change the rule), and neither
+    count nor budget negative (a ``ValueError``: :func:`at_least`).
+
+    >>> slice_grant_expired(-1, 3, True)
+    Traceback (most recent call last):
+    ...
+    ValueError: slices_in_grant must be at least 0, not -1
     """
     _whole("slices_in_grant", slices_in_grant)
     _whole("budget", budget)
     _flag("backlog_pending", backlog_pending)
+    at_least("slices_in_grant", slices_in_grant, 0)
+    at_least("budget", budget, 0)
     return _expired(slices_in_grant, budget, backlog_pending)
 
 
@@ -139,9 +166,18 @@ def backlog_admits(backlog_len: int, budget: int) -> bool:
 
     >>> backlog_admits(1, 8), backlog_admits(2, 8), backlog_admits(0, 0)
     (True, False, False)
+
+    Both must be ints (a ``TypeError``) and not negative (a ``ValueError``).
+
+    >>> backlog_admits(-5, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: backlog_len must be at least 0, not -5
     """
     _whole("backlog_len", backlog_len)
     _whole("budget", budget)
+    at_least("backlog_len", backlog_len, 0)
+    at_least("budget", budget, 0)
     return _admits(backlog_len, budget)
 
 
@@ -164,7 +200,8 @@ def next_grant_index(entries: Sequence[tuple[Lane, int]], skip_cap: int = SKIP_C
 
     ``entries`` must be a sequence (a list or a tuple, not text, a set or a map:
     entries are read by position), each entry a ``(Lane, int)`` pair and
-    ``skip_cap`` an int (a ``TypeError`` otherwise).
+    ``skip_cap`` an int (a ``TypeError`` otherwise); no skip count negative and the
+    skip cap at least 1 (a ``ValueError``).
 
     >>> next_grant_index({(H, 0): 1})
     Traceback (most recent call last):
@@ -177,12 +214,14 @@ def next_grant_index(entries: Sequence[tuple[Lane, int]], skip_cap: int = SKIP_C
             f"entries must be a sequence of (Lane, skipped) pairs, not {type(given).__name__}"
         )
     _whole("skip_cap", skip_cap)
+    at_least("skip_cap", skip_cap, 1)
     for entry in entries:
         if not isinstance(entry, tuple) or len(entry) != 2 or not isinstance(entry[0], Lane):
             raise TypeError(
                 f"each entry must be a (Lane, skipped) pair, not {type(entry).__name__}"
             )
         _whole("skipped", entry[1])
+        at_least("skipped", entry[1], 0)
     return _grant_index(entries, skip_cap)
 
 

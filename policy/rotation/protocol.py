@@ -72,7 +72,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import Enum
 from operator import attrgetter
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from returns.result import Failure, Result, Success
 
@@ -90,18 +90,19 @@ from policy.rotation.backlog import (
     GrantBacklog,
     _backlog,
     _entry,
-    take_next_grantee,
+    take_grantee,
 )
 from policy.rotation.decisions import (
     SKIP_CAP,
     _admits,
     _expired,
     _takes_tick,
+    at_least,
     is_flag,
     is_whole,
 )
 from policy.rotation.lanes import Lane
-from policy.text import record_repr, represent
+from policy.text import cut, record_repr, represent
 
 __all__ = [
     "ActiveJob",
@@ -182,6 +183,7 @@ class RotationState:
     def __post_init__(self) -> None:
         # Built by hand only: the protocol's builder (_state) skips this.
         check_fields(self, _STATE_FIELDS)
+        at_least("RotationState.skip_cap", self.skip_cap, 1)
 
 
 #: What the fields of a hand-built ActiveJob and RotationState must be.
@@ -209,7 +211,9 @@ def initial_state(
     """An idle worker: empty slot, empty backlog, running by the rules of ``profile``.
 
     ``skip_cap`` must be an int (not a bool) and ``profile`` a :class:`RulesProfile`:
-    a ``TypeError`` otherwise.
+    a ``TypeError`` otherwise; and ``skip_cap`` at least 1, as the scenario loader
+    reads it (a ``ValueError``: a cap of 0 would make every waiting entry overdue at
+    once).
 
     >>> initial_state().active is None
     True
@@ -219,12 +223,26 @@ def initial_state(
     Traceback (most recent call last):
     ...
     TypeError: RotationState.skip_cap must be an int, not str
+    >>> initial_state(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: RotationState.skip_cap must be at least 1, not 0
     """
     return RotationState(skip_cap=skip_cap, profile=profile)
 
 
 def live_requests(state: RotationState) -> tuple[RequestId, ...]:
-    """The speculative sessions alive: the holder first, then the backlog."""
+    """The speculative sessions alive: the holder first, then the backlog.
+
+    ``state`` must be a :class:`RotationState` (a ``TypeError`` otherwise).
+
+    >>> live_requests(None)
+    Traceback (most recent call last):
+    ...
+    TypeError: live_requests takes a RotationState, not NoneType
+    """
+    if not isinstance(state, RotationState):
+        raise TypeError(f"live_requests takes a RotationState, not {type(state).__name__}")
     active = state.active
     entries = state.backlog.entries
     if not entries:
@@ -401,12 +419,18 @@ class ProtocolErrorKind(Enum):
     NOT_A_SET = "declined must be a set (frozenset) of request ids"
 
 
+#: How many characters of the event a :class:`ProtocolError`'s message shows.
+EVENT_SHOWN: Final = 200
+
+
 @dataclass(frozen=True, slots=True)
 class ProtocolError:
     """An illegal event; the state it was applied to is unchanged.
 
     ``event`` is the event as given (for ``NOT_AN_EVENT``, the object given). Its
-    ``str`` is one printable line, whatever the event holds.
+    ``str`` is one printable line, whatever the event holds, showing at most
+    :data:`EVENT_SHOWN` characters of the event (:func:`policy.text.cut`: a 10 MB
+    request id makes a message of a line).
 
     >>> str(ProtocolError(ProtocolErrorKind.UNKNOWN_REQUEST, Cancel("a\\nb")))
     "the request is not on the speculative path: Cancel(request='a\\\\nb')"
@@ -418,7 +442,7 @@ class ProtocolError:
     __repr__ = record_repr
 
     def __str__(self) -> str:
-        return f"{self.kind.value}: {represent(self.event)}"
+        return f"{self.kind.value}: {cut(represent(self.event), EVENT_SHOWN)}"
 
 
 # ---------------------------------------------------------------------- transitions
@@ -671,7 +695,7 @@ def _promote(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
     backlog = state.backlog
     skip_cap = state.skip_cap
     while True:
-        taken = take_next_grantee(backlog, skip_cap).value_or(None)
+        taken = take_grantee(backlog.entries, skip_cap)
         if taken is None:
             if state.profile is not _SEED:
                 # mlxcel's speculative arm ran and set the flag: the tick is used up.

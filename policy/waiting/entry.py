@@ -16,7 +16,7 @@ from typing import Any, Final, TypeAlias
 
 from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
 from policy.records import record_builder, shape_of, slot_setters, wrong_field
-from policy.text import represent
+from policy.text import quote, represent, shown
 from policy.waiting.evaluate import evaluate, scope_of
 from policy.waiting.numbers import as_float, is_number
 from policy.waiting.plan import NO_BUDGETS
@@ -50,6 +50,16 @@ class AttributeView(Mapping[str, AttributeValue]):
     >>> view = AttributeView(("prompt", "immediate"), (4.0,), (True,))
     >>> view["immediate"], dict(view), view == {"immediate": True, "prompt": 4.0}
     (True, {'prompt': 4.0, 'immediate': True}, True)
+
+    Built by hand, it checks its arguments: ``names`` a tuple of text, ``values``
+    and ``extras`` tuples of numbers (a ``TypeError``), one name per value (a
+    ``ValueError``). An entry's own view (:attr:`WaitingEntry.attributes`) is
+    built from tuples the queue checked, without these checks.
+
+    >>> AttributeView(3, 3)
+    Traceback (most recent call last):
+    ...
+    TypeError: AttributeView's names must be a tuple of names (str), not int
     """
 
     __slots__ = ("_extras", "_names", "_values")
@@ -60,6 +70,7 @@ class AttributeView(Mapping[str, AttributeValue]):
         values: tuple[AttributeValue, ...],
         extras: tuple[AttributeValue, ...] = (),
     ) -> None:
+        _check_view(names, values, extras)
         self._names = names
         self._values = values
         self._extras = extras
@@ -89,6 +100,39 @@ class AttributeView(Mapping[str, AttributeValue]):
 
     def __repr__(self) -> str:
         return represent(dict(self))  # values of any size (an entry built by hand keeps ints)
+
+
+def _check_view(names: object, values: object, extras: object) -> None:
+    if not isinstance(names, tuple) or not all(isinstance(name, str) for name in names):
+        raise TypeError(
+            f"AttributeView's names must be a tuple of names (str), not {type(names).__name__}"
+        )
+    count = 0
+    for part, given in (("values", values), ("extras", extras)):
+        if not isinstance(given, tuple):
+            raise TypeError(f"AttributeView's {part} must be a tuple, not {type(given).__name__}")
+        for value in given:
+            if not is_number(value):
+                raise TypeError(f"AttributeView's {part} must be numbers, not {shown(value)}")
+        count += len(given)
+    if len(names) != count:
+        raise ValueError(
+            f"AttributeView needs one name per value: {len(names)} names for {count} values"
+        )
+
+
+_new_view = object.__new__
+
+
+def _view(
+    names: tuple[str, ...], values: tuple[AttributeValue, ...], extras: tuple[AttributeValue, ...]
+) -> AttributeView:
+    """``AttributeView(names, values, extras)`` without its checks (an entry's own)."""
+    view: AttributeView = _new_view(AttributeView)
+    view._names = names
+    view._values = values
+    view._extras = extras
+    return view
 
 
 @dataclass(frozen=True, slots=True, init=False, eq=False)
@@ -156,7 +200,7 @@ class WaitingEntry:
     @property
     def attributes(self) -> Mapping[str, AttributeValue]:
         """The request's attributes, by name."""
-        return AttributeView(self.names, self.values, self.extras)
+        return _view(self.names, self.values, self.extras)
 
     def _identity_key(self) -> tuple[object, ...]:
         return (
@@ -203,7 +247,7 @@ def _check_entry(  # noqa: PLR0917 - WaitingEntry's arguments
         if not isinstance(name, str):
             raise wrong_field("WaitingEntry", "attributes", "keyed by names (str)", name)
         if not is_number(value):
-            raise wrong_field("WaitingEntry", f"attributes[{name!r}]", "a number", value)
+            raise wrong_field("WaitingEntry", f"attributes[{quote(name)}]", "a number", value)
     if not is_number(serial):
         raise wrong_field("WaitingEntry", "serial", "a number", serial)
     if not is_number(enqueued_at):

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar, Final, Literal, TypeAlias, final
 
+from policy.text import quote
 from policy.waiting.numbers import as_float, shown
 
 #: Words of the language itself: they cannot name attributes, constants or each other.
@@ -188,7 +189,7 @@ class Var:
 
     def __post_init__(self) -> None:
         if self.name not in CONTEXT_VARIABLES:
-            raise ValueError(f"{self.name!r} is not a context variable")
+            raise ValueError(f"{quote(self.name)} is not a context variable")
 
 
 @final

@@ -31,6 +31,7 @@ from typing import Final, cast
 
 from returns.result import Failure, Result, Success
 
+from policy.text import cut, quote
 from policy.waiting.errors import PolicyError, Refused
 from policy.waiting.expr import (
     TOO_LARGE,
@@ -100,7 +101,7 @@ class _Token:
     column: int
 
     def shown(self) -> str:
-        return "end of text" if self.kind == "end" else repr(self.text)
+        return "end of text" if self.kind == "end" else quote(self.text)
 
 
 def _refuse(where: _Token, message: str) -> Refused:
@@ -115,7 +116,8 @@ def _tokens(text: str) -> list[_Token]:
         if match is None:
             bad = text[at]
             hint = f"; did you mean {_HINTS[bad]}?" if bad in _HINTS else ""
-            raise _refuse(_Token("op", bad, line, at - line_start + 1), f"unexpected {bad!r}{hint}")
+            where = _Token("op", bad, line, at - line_start + 1)
+            raise _refuse(where, f"unexpected {quote(bad)}{hint}")
         kind = match.lastgroup or "op"
         if kind != "space":
             tokens.append(_Token(kind, match.group(), line, at - line_start + 1))
@@ -127,10 +129,6 @@ def _tokens(text: str) -> list[_Token]:
         at = match.end()
     tokens.append(_Token("end", "", line, at - line_start + 1))
     return tokens
-
-
-def _brief(text: str) -> str:
-    return text if len(text) <= 24 else text[:21] + "..."
 
 
 class _Parser:
@@ -216,7 +214,7 @@ class _Parser:
     def number(self, token: _Token, *, negative: bool) -> Num:
         value = float(token.text)  # any length of digits: float() has no digit limit
         if not math.isfinite(value):
-            raise _refuse(token, f"number {_brief(token.text)} is out of range")
+            raise _refuse(token, f"number {cut(token.text, 24)} is out of range")
         return Num(-value if negative else value)
 
     def atom(self) -> Expr:
@@ -242,7 +240,8 @@ class _Parser:
                 if stage.kind != "name":
                     raise _refuse(stage, f"expected a stage name, found {stage.shown()}")
                 if not is_name(stage.text):
-                    raise _refuse(stage, f"{stage.text!r} is a reserved word, not a stage name")
+                    reserved = f"{quote(stage.text)} is a reserved word, not a stage name"
+                    raise _refuse(stage, reserved)
                 self.expect(")", "after the stage name")
                 return BudgetLeft(stage.text)
             case "min" | "max":

@@ -50,7 +50,7 @@ from returns.result import Failure, Result, Success
 
 from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
 from policy.records import record_builder, shape_of, slot_setters, value_setter
-from policy.text import printable, record_repr
+from policy.text import printable, quote, record_repr
 from policy.waiting.compiled import sort_key
 from policy.waiting.entry import (
     AttributeValue,
@@ -377,7 +377,7 @@ class WaitingQueue:
             missing = sorted(policy.attributes_read - attributes.keys())
             return QueueError(
                 identity,
-                f"lacks attribute {missing[0]!r}, which the queue policy's keys read",
+                f"lacks attribute {quote(missing[0])}, which the queue policy's keys read",
             )
         names, values, extras = attribute_layout(policy, attributes)
         at = now if type(now) is float else as_float(now)

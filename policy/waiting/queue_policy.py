@@ -7,6 +7,7 @@ it returns never meets an undeclared or forbidden name when it is evaluated.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias, cast
@@ -15,7 +16,7 @@ from pyrsistent import pmap
 from pyrsistent.typing import PMap
 from returns.result import Failure, Result, Success
 
-from policy.text import cut
+from policy.text import cut, quote
 from policy.waiting.errors import PolicyError
 from policy.waiting.expr import (
     MAX_NODES,
@@ -141,15 +142,15 @@ def _check_key(
                     index,
                     key,
                     constants,
-                    f"{name!r} is a policy constant (let), not an attribute:"
-                    f' read it with {{"const": "{name}"}}',
+                    f"{quote(name)} is a policy constant (let), not an attribute:"
+                    f' read it with {{"const": {quote(name, write=json.dumps)}}}',
                 )
             case Attr(name) if name not in attributes:
                 return _key_error(
                     index,
                     key,
                     constants,
-                    f"unknown name {name!r}:"
+                    f"unknown name {quote(name)}:"
                     " not a declared attribute, constant or context variable",
                 )
             case Attr(name) if attributes[name] == "hidden":
@@ -157,7 +158,7 @@ def _check_key(
                     index,
                     key,
                     constants,
-                    f"attribute {name!r} is hidden: keys may not read it"
+                    f"attribute {quote(name)} is hidden: keys may not read it"
                     " (store a prediction in a visible attribute instead)",
                 )
             case Const(name) if name in attributes:
@@ -165,12 +166,12 @@ def _check_key(
                     index,
                     key,
                     constants,
-                    f"{name!r} is an attribute, not a policy constant (let):"
-                    f' read it with {{"attr": "{name}"}}',
+                    f"{quote(name)} is an attribute, not a policy constant (let):"
+                    f' read it with {{"attr": {quote(name, write=json.dumps)}}}',
                 )
             case Const(name) if name not in constants:
                 return _key_error(
-                    index, key, constants, f"unknown constant {name!r}: not declared with let"
+                    index, key, constants, f"unknown constant {quote(name)}: not declared with let"
                 )
             case Var("waited") if timing == "enqueue":
                 return _key_error(
@@ -184,7 +185,8 @@ def _check_key(
                     index,
                     key,
                     constants,
-                    f"'budget_left({stage})' cannot be read when keys are computed at enqueue",
+                    f"{quote(f'budget_left({stage})')} cannot be read"
+                    " when keys are computed at enqueue",
                 )
             case _:
                 pass
@@ -207,7 +209,8 @@ def _check_declarations(
         if visibility not in VISIBILITIES:
             return PolicyError(where, f'must be "visible" or "hidden", not {shown(visibility)}')
         if name in constants:
-            return PolicyError(where, f"{name!r} is declared both as an attribute and a constant")
+            both = f"{quote(name)} is declared both as an attribute and a constant"
+            return PolicyError(where, both)
     if timing not in TIMINGS:
         return PolicyError("timing", f'must be "selection" or "enqueue", not {shown(timing)}')
     return None

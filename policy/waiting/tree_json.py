@@ -31,6 +31,7 @@ from returns.result import Failure, Result, Success
 
 from policy.json_text import JsonValue as JsonValue  # noqa: PLC0414 - re-exported (document.py)
 from policy.json_text import element_path, member_path
+from policy.text import quote
 from policy.waiting.errors import PolicyError, Refused
 from policy.waiting.expr import (
     BINARY_OPERATORS,
@@ -190,7 +191,7 @@ def _operator(op: str, args: list[Expr], path: str) -> Expr:
     if op in BINARY_OPERATORS or op in ("!", "?:", "min", "max"):
         raise Refused(
             PolicyError(
-                member_path(path, "args"), f"wrong number of arguments ({arity}) for {op!r}"
+                member_path(path, "args"), f"wrong number of arguments ({arity}) for {quote(op)}"
             )
         )
     raise Refused(PolicyError(member_path(path, "op"), f"unknown operator {shown(op)}"))

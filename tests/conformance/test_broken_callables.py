@@ -12,6 +12,7 @@ from returns.result import Result
 
 from oracle.cli import main
 from oracle.conformance import (
+    Failed,
     GrantOrderBounds,
     NumberBounds,
     ProtocolBounds,
@@ -27,6 +28,7 @@ from oracle.conformance import (
     check_lane_header,
     check_selection,
     check_tick_protocol,
+    from_callables,
     from_handlers,
 )
 from oracle.conformance.properties import (
@@ -224,3 +226,15 @@ def test_disagreements_are_grouped_by_cause_with_a_count_and_the_smallest() -> N
     written = report.to_json()["causes"]
     assert isinstance(written, list)
     assert [c["kind"] for c in written if isinstance(c, dict)] == [c.kind for c in report.causes]
+
+
+def test_a_callable_s_10_mb_exception_text_is_quoted_short() -> None:
+    def loud(backlog_len: int, budget: int) -> bool:
+        del backlog_len, budget
+        raise ValueError("x" * 10_000_000)
+
+    answer = from_callables(backlog_admits=loud).answer(
+        "backlog_admits", {"backlog_len": 1, "budget": 8}
+    )
+    assert isinstance(answer, Failed)
+    assert answer.reason == f"raised ValueError: {'x' * 300}... (10,000,000 characters)"

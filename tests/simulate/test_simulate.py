@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import pytest
 
+from oracle.cli import main
 from oracle.simulate.progress import Progress, progress_on
 from oracle.simulate.run import Comparison, RotationReport, compare, simulate
 from oracle.simulate.workload import (
@@ -186,3 +187,18 @@ def test_progress_is_plain_lines_without_tqdm_or_off_a_terminal(
     _three_runs(progress_on(err))
     assert not _StandInBar.made
     assert err.getvalue().splitlines() == lines
+
+
+@pytest.mark.parametrize("seed", ["-1", "-7", "1.5", "one"])
+def test_a_negative_or_not_whole_seed_is_refused(
+    seed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python seeds by the magnitude: ``--seed -1`` was seed 1's workload, labelled -1."""
+    with pytest.raises(SystemExit) as exited:
+        main(["simulate", "--quick", "--seed", seed])
+    assert exited.value.code == 2
+    assert f"argument --seed: the seed must be a whole number >= 0, not '{seed}'" in (
+        capsys.readouterr().err
+    )
+    with pytest.raises(ValueError, match="the seed must be a whole number >= 0, not -1"):
+        compare(-1, quick=True)
