@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from returns.result import Failure, Result
 
-from policy.text import cut, represent
+from policy.text import cut, quote, represent
 from policy.waiting import (
     Moment,
     PolicyError,
@@ -175,14 +175,15 @@ EXACT_INTEGER: Final = 2**53
 
 
 def _id_text(identity: object) -> str:
-    """A request id as a refusal quotes it: its ``repr`` on one line, at most
-    :data:`ID_SHOWN` characters (a long id's text is cut first, never copied whole).
+    """A request id as a refusal quotes it, by the one quoting rule
+    (:func:`policy.text.quote`): at most :data:`ID_SHOWN` characters of it, then
+    ``... (N characters)`` (read as plain text: the id's own methods are not called).
 
-    >>> _id_text("req-1"), len(_id_text("x" * 10**6))
-    ("'req-1'", 80)
+    >>> _id_text("req-1"), _id_text("x" * 10**6)[-27:]
+    ("'req-1'", "'... (1,000,000 characters)")
     """
     if isinstance(identity, str):
-        identity = str.__getitem__(identity, slice(0, ID_SHOWN + 1))
+        return quote(str.__getitem__(identity, slice(None)), ID_SHOWN)
     return cut(represent(identity), ID_SHOWN)
 
 

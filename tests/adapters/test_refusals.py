@@ -99,8 +99,7 @@ def test_the_refusal_quotes_a_long_id_cut() -> None:
         queue.add_request(SimpleNamespace(request_id=HashedStr("x" * 10**6)))
     message = str(raised.value)
     quoted = message.split(": ", maxsplit=1)[0].removeprefix("request id ")
-    assert len(quoted) == ID_SHOWN
-    assert quoted.endswith("...")
+    assert quoted == "'" + "x" * ID_SHOWN + "'... (1,000,000 characters)"  # the one rule
     assert len(message) < 400
 
 
