@@ -8,15 +8,26 @@ from typing import Literal
 
 from oracle.checks.framework import Level
 from oracle.conformance.wire import JSON, canonical
+from policy.text import cut, represent
 
 __all__ = ["Cause", "ConformanceReport", "Disagreement", "cause_of"]
 
 
+#: The most characters of one JSON value a report line shows (an answer may be 1 MiB).
+LINE_WIDTH = 2000
+
+
 def _line(value: JSON) -> str:
+    """``value`` on one line, cut by the one quoting rule at :data:`LINE_WIDTH`.
+
+    >>> _line({"a": [1, 2]}), _line("x" * 3000)[-28:]
+    ('{"a":[1,2]}', 'xxxx... (3,002 characters)')
+    """
     try:
-        return canonical(value)
-    except (TypeError, ValueError):
-        return repr(value)
+        text = canonical(value)
+    except (TypeError, ValueError):  # not JSON, or an int of more than 4300 digits
+        text = represent(value)
+    return cut(text, LINE_WIDTH)
 
 
 #: Answers shown in a summary line when together at most this long.

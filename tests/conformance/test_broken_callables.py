@@ -238,3 +238,15 @@ def test_a_callable_s_10_mb_exception_text_is_quoted_short() -> None:
     )
     assert isinstance(answer, Failed)
     assert answer.reason == f"raised ValueError: {'x' * 300}... (10,000,000 characters)"
+
+
+def test_a_huge_answer_is_shown_cut_in_the_report() -> None:
+    """An answer of any size is one short line of the report (issue 18: cut every
+    quoted user text)."""
+    huge = from_handlers({"next_grant_index": lambda inputs: 10**5000})
+    report = check_grant_order(huge, bounds=SMALL_GRANTS)
+    smallest = assert_disagrees(report)
+    assert smallest.answered == 10**5000
+    answered = next(line for line in report.text().splitlines() if "answered:" in line)
+    assert answered.endswith(" characters)")  # in hexadecimal (repr refuses 4300+ digits)
+    assert len(answered) < 2100
