@@ -27,6 +27,8 @@ from oracle import plots
 from oracle.bench.run import bench
 from oracle.bench.vllm_step import bench_vllm
 from oracle.checks.verify import level_of, out_folder_problem, parse_shard, verify
+from oracle.conformance.bounds import BoundsChoice, SelectionBounds
+from oracle.conformance.checks import CHECKS
 from oracle.conformance.command import DEFAULT_TIMEOUT, checked_timeout, verify_against_command
 from oracle.conformance.own_policies import OwnPolicy, own_policy
 from oracle.harness.admission_replay import replay_admission
@@ -162,6 +164,42 @@ def _parser() -> argparse.ArgumentParser:
         " or mlxcel's tick accounting (docs/rotation.md, 'Rules profiles'; default seed)",
     )
     verify.add_argument(
+        "--checks",
+        default=None,
+        metavar="NAME,...",
+        help="with --against-command: run only these checks (names as the report prints"
+        " them, comma-separated: " + ", ".join(check.name for check in CHECKS) + ")",
+    )
+    verify.add_argument(
+        "--skip-caps",
+        type=_whole_list,
+        default=None,
+        metavar="N,...",
+        help="with --against-command: the skip caps of the grant order and the tick protocol"
+        " (an implementation with a fixed skip cap names it)",
+    )
+    verify.add_argument(
+        "--largest-budget",
+        type=_whole,
+        default=None,
+        metavar="N",
+        help="with --against-command: the tick protocol's budgets 0..N",
+    )
+    verify.add_argument(
+        "--depth",
+        type=_whole,
+        default=None,
+        metavar="N",
+        help="with --against-command: the tick protocol's states within N events",
+    )
+    verify.add_argument(
+        "--queue-size",
+        type=_whole,
+        default=None,
+        metavar="N",
+        help="with --against-command: the longest queue of selection and admission",
+    )
+    verify.add_argument(
         "--policy",
         action="append",
         default=[],
@@ -227,6 +265,25 @@ def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
     return int(text)
+
+
+def _whole(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {cut(text, 40)!r}")
+    return int(text)
+
+
+def _whole_list(text: str) -> tuple[int, ...]:
+    parts = [part.strip() for part in text.split(",")]
+    if (
+        not parts
+        or len(parts) > 16
+        or not all(p.isascii() and p.isdigit() and len(p) <= 6 for p in parts)
+    ):
+        raise argparse.ArgumentTypeError(
+            f"must be whole numbers separated by commas, not {cut(text, 40)!r}"
+        )
+    return tuple(sorted({int(part) for part in parts}))
 
 
 def _seed(text: str) -> int:
@@ -639,36 +696,62 @@ def _own_policy(source: str, err: TextIO) -> OwnPolicy | None:
         return None
 
 
+def _kit_arguments(
+    arguments: argparse.Namespace, err: TextIO
+) -> tuple[list[str] | None, BoundsChoice, list[OwnPolicy]] | None:
+    """The kit's options read and checked (one line on ``err`` and None when one is
+    wrong): the checks named, the bounds chosen and the policies read."""
+    checks = None
+    if arguments.checks is not None:
+        checks = [name.strip() for name in arguments.checks.split(",") if name.strip()]
+        unknown = [name for name in checks if name not in {c.name for c in CHECKS}]
+        if unknown or not checks:
+            named = printable(cut(unknown[0], 80)) if unknown else "nothing"
+            err.write(
+                f"policy-kernel: --checks: no check is named {named} (the checks: "
+                + ", ".join(check.name for check in CHECKS)
+                + ")\n"
+            )
+            return None
+    try:
+        choice = BoundsChoice(
+            skip_caps=arguments.skip_caps,
+            largest_budget=arguments.largest_budget,
+            max_depth=arguments.depth,
+            queue_size=arguments.queue_size,
+        )
+        choice.applied(SelectionBounds.at("quick"))  # refuses a queue beyond the domain
+    except ValueError as error:
+        err.write(f"policy-kernel: {error}\n")
+        return None
+    policies = []
+    for source in arguments.policy:
+        read = _own_policy(source, err)
+        if read is None:
+            return None
+        policies.append(read)
+    return checks, choice, policies
+
+
 def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if arguments.against_command is None and arguments.profile != SEED_RULES:
-        err.write(
-            "policy-kernel: --profile applies to --against-command (verify of the kernel"
-            " model-checks every rules profile)\n"
-        )
+    kit_only = {
+        "--profile": None if arguments.profile == SEED_RULES else arguments.profile,
+        "--policy": arguments.policy,
+        "--checks": arguments.checks,
+        "--skip-caps": arguments.skip_caps,
+        "--largest-budget": arguments.largest_budget,
+        "--depth": arguments.depth,
+        "--queue-size": arguments.queue_size,
+    }
+    given = [option for option, value in kit_only.items() if value not in (None, [])]
+    if arguments.against_command is None and given:
+        err.write(f"policy-kernel: {given[0]} applies to --against-command\n")
         return EXIT_BAD_INPUT
-    if arguments.against_command is None and arguments.policy:
-        err.write("policy-kernel: --policy applies to --against-command\n")
+    if arguments.against_command is not None and (
+        arguments.jobs is not None or arguments.shard != "1/1"
+    ):
+        err.write("policy-kernel: --jobs and --shard do not apply to --against-command\n")
         return EXIT_BAD_INPUT
-    if arguments.against_command is not None:
-        policies = []
-        for source in arguments.policy:
-            read = _own_policy(source, err)
-            if read is None:
-                return EXIT_BAD_INPUT
-            policies.append(read)
-        if arguments.jobs is not None or arguments.shard != "1/1":
-            err.write("policy-kernel: --jobs and --shard do not apply to --against-command\n")
-            return EXIT_BAD_INPUT
-        return verify_against_command(
-            arguments.against_command,
-            level=level_of(arguments.quick, arguments.deep),
-            timeout=arguments.timeout,
-            as_json=arguments.json,
-            profile=arguments.profile,
-            policies=policies,
-            out=out,
-            err=err,
-        )
     try:
         shard = parse_shard(arguments.shard)
     except ValueError as error:
@@ -679,12 +762,32 @@ def _command_verify(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> 
     if problem is not None:
         err.write(f"policy-kernel: --out: {problem}\n")
         return EXIT_BAD_INPUT
-    return verify(
-        level_of(arguments.quick, arguments.deep),
-        jobs=arguments.jobs,
-        shard=shard,
+    out_folder = Path("." if arguments.out is None else arguments.out)
+    level = level_of(arguments.quick, arguments.deep)
+    if arguments.against_command is None:
+        return verify(
+            level,
+            jobs=arguments.jobs,
+            shard=shard,
+            as_json=arguments.json,
+            out_folder=out_folder,
+            out=out,
+            err=err,
+        )
+    kit = _kit_arguments(arguments, err)
+    if kit is None:
+        return EXIT_BAD_INPUT
+    checks, choice, policies = kit
+    return verify_against_command(
+        arguments.against_command,
+        level=level,
+        timeout=arguments.timeout,
         as_json=arguments.json,
-        out_folder=Path("." if arguments.out is None else arguments.out),
+        profile=arguments.profile,
+        policies=policies,
+        checks=checks,
+        choice=choice,
+        out_folder=out_folder,
         out=out,
         err=err,
     )

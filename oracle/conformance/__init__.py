@@ -38,6 +38,7 @@ and a complete example.
 
 from oracle.conformance.bounds import (
     EDGE_VALUES,
+    BoundsChoice,
     FlagBounds,
     GrantOrderBounds,
     HeaderBounds,
@@ -75,6 +76,8 @@ from oracle.conformance.implementations import (
     ImplementationBroken,
     LaneHeader,
     NextGrantIndex,
+    NotApplicable,
+    NotApplicableError,
     SelectWaiting,
     TakeNextGrantee,
     from_callables,
@@ -94,6 +97,7 @@ __all__ = [
     "AttemptAdmission",
     "BacklogAppend",
     "BacklogCap",
+    "BoundsChoice",
     "BudgetSetting",
     "CommandImplementation",
     "ConformanceReport",
@@ -108,6 +112,8 @@ __all__ = [
     "ImplementationBroken",
     "LaneHeader",
     "NextGrantIndex",
+    "NotApplicable",
+    "NotApplicableError",
     "NumberBounds",
     "ProtocolBounds",
     "SelectWaiting",

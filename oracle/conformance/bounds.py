@@ -16,7 +16,8 @@ ProtocolBounds(skip_caps=(1, 2), largest_budget=1, max_depth=10, profile='seed')
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from oracle.checks import decisions, grant_order, rotation_model, selection
 from oracle.checks.framework import Level
@@ -26,6 +27,7 @@ from oracle.spec import protocol as spec
 
 __all__ = [
     "EDGE_VALUES",
+    "BoundsChoice",
     "FlagBounds",
     "GrantOrderBounds",
     "HeaderBounds",
@@ -41,6 +43,8 @@ __all__ = [
 EDGE_VALUES: tuple[int, ...] = decisions.EDGE_COUNTS
 
 _LARGEST_NUMBER: Mapping[Level, int] = decisions.COUNTS
+
+_AnyBounds = TypeVar("_AnyBounds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,61 @@ class NumberBounds:
     def describe(self) -> dict[str, str]:
         edges = "".join(f", {value}" for value in self.edges)
         return {"counts and budgets": f"0..{self.largest}{edges}"}
+
+
+@dataclass(frozen=True, slots=True)
+class BoundsChoice:
+    """Bounds an implementer sets instead of its level's (``verify --against-command
+    --skip-caps/--largest-budget/--depth/--queue-size``); None keeps the level's.
+
+    ``skip_caps``: the grant order and the tick protocol (an implementation with a
+    fixed skip cap names it); ``largest_budget`` and ``max_depth``: the tick
+    protocol; ``queue_size``: the longest queue of selection and the admission
+    attempt (one-key queues; two-key queues and own policies' queues at most that).
+
+    >>> BoundsChoice(skip_caps=(2,)).applied(GrantOrderBounds.at("quick")).skip_caps
+    (2,)
+    >>> BoundsChoice(skip_caps=(0,))
+    Traceback (most recent call last):
+    ...
+    ValueError: skip caps are at least 1, not 0
+    """
+
+    skip_caps: tuple[int, ...] | None = None
+    largest_budget: int | None = None
+    max_depth: int | None = None
+    queue_size: int | None = None
+
+    def __post_init__(self) -> None:
+        for cap in self.skip_caps or ():
+            if cap < 1:
+                raise ValueError(f"skip caps are at least 1, not {cap}")
+        if self.skip_caps == ():
+            raise ValueError("name at least one skip cap")
+        for name in ("largest_budget", "max_depth", "queue_size"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"{name.replace('_', ' ')} must be >= 0, not {value}")
+
+    def applied(self, bounds: _AnyBounds) -> _AnyBounds:
+        """``bounds`` with the choices that concern its check."""
+        if isinstance(bounds, GrantOrderBounds) and self.skip_caps is not None:
+            return replace(bounds, skip_caps=self.skip_caps)
+        if isinstance(bounds, ProtocolBounds):
+            chosen = bounds
+            if self.skip_caps is not None:
+                chosen = replace(chosen, skip_caps=self.skip_caps)
+            if self.largest_budget is not None:
+                chosen = replace(chosen, largest_budget=self.largest_budget)
+            if self.max_depth is not None:
+                chosen = replace(chosen, max_depth=self.max_depth)
+            return chosen
+        if isinstance(bounds, SelectionBounds) and self.queue_size is not None:
+            _, deepest_two = selection.DOMAIN["deep"]
+            return replace(
+                bounds, one_key=self.queue_size, two_key=min(self.queue_size, deepest_two)
+            )
+        return bounds
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 
 from oracle.checks.framework import KEPT_COUNTEREXAMPLES, Level
 from oracle.conformance.bounds import (
+    BoundsChoice,
     FlagBounds,
     GrantOrderBounds,
     HeaderBounds,
@@ -60,6 +61,7 @@ from oracle.conformance.implementations import (
     ImplementationBroken,
     LaneHeader,
     NextGrantIndex,
+    NotApplicable,
     SelectWaiting,
     TakeNextGrantee,
     as_implementation,
@@ -84,6 +86,9 @@ __all__ = [
     "judge",
     "run_conformance",
 ]
+
+#: No bound chosen: every check at its level's bounds.
+LEVEL_BOUNDS = BoundsChoice()
 
 #: Requests sent to the implementation at once (a process answers them in a stream).
 BATCH = 256
@@ -200,6 +205,9 @@ def judge(
     return ("answered differently", normal)
 
 
+#: Distinct "not applicable" reasons kept per report (an implementation may give one per case).
+_MOST_REASONS = 20
+
 #: A disagreement as kept: (size, order found, case, problem, answer in normal form).
 _Kept = tuple[int, int, Case, str, JSON]
 
@@ -276,7 +284,8 @@ def run_cases(  # noqa: PLR0917 - the parts of one report
     started = time.perf_counter()
     counts: Counts = {}
     found = _Found()
-    total = 0
+    total = not_applicable = 0
+    reasons: dict[str, str] = {}  # each reason given, with the first case it was given for
     if checked:
         wanted = frozenset(checked)
         selected = (case for case in cases(counts) if case.decision in wanted)
@@ -292,6 +301,11 @@ def run_cases(  # noqa: PLR0917 - the parts of one report
             if len(answers) != len(batch):  # pragma: no cover - the kit's own answer each
                 raise ImplementationBroken(f"{len(answers)} answers to {len(batch)} requests")
             for case, answer in zip(batch, answers, strict=True):
+                if isinstance(answer, NotApplicable):  # counted apart, not compared
+                    not_applicable += 1
+                    if len(reasons) < _MOST_REASONS:
+                        reasons.setdefault(answer.reason, case.where())
+                    continue
                 total += 1
                 counts[f"{case.decision} cases"] = counts.get(f"{case.decision} cases", 0) + 1
                 verdict = judge(implementation, case, answer)
@@ -320,6 +334,8 @@ def run_cases(  # noqa: PLR0917 - the parts of one report
         counterexamples=counterexamples,
         seconds=time.perf_counter() - started,
         causes=causes,
+        not_applicable=not_applicable,
+        not_applicable_reasons=tuple(reasons.items()),
     )
 
 
@@ -465,15 +481,18 @@ def run_conformance(
     progress: Callable[[ConformanceReport], None] | None = None,
     profile: str = SEED_RULES,
     policies: Sequence[OwnPolicy] = (),
+    choice: BoundsChoice = LEVEL_BOUNDS,
+    starting: Callable[[str], None] | None = None,
 ) -> tuple[ConformanceReport, ...]:
     """Every check (or those named in ``checks``) at ``level``, in order; a check whose
     decisions the implementation answers none of is reported as not run. ``progress``
     is called with each report as soon as it is made. The tick protocol is checked
     under the rules ``profile`` (``"seed"`` or ``"mlxcel"``, docs/rotation.md); with
     ``policies`` (:func:`oracle.conformance.own_policies.own_policy`), selection and
-    the admission attempt are checked under those instead of the kit's own."""
-    protocol_bounds = ProtocolBounds.at(level, profile)  # refuses an unknown profile
-    own_bounds = SelectionBounds.at(level).with_policies(tuple(policies))
+    the admission attempt are checked under those instead of the kit's own; ``choice``
+    sets bounds instead of the level's (:class:`~oracle.conformance.bounds.BoundsChoice`);
+    ``starting`` is called with each check's name before it runs (progress)."""
+    ProtocolBounds.at(level, profile)  # refuses an unknown profile before anything runs
     unknown = sorted(set(checks or ()) - set(_BY_NAME))
     if unknown:
         raise ValueError(
@@ -483,12 +502,14 @@ def run_conformance(
     for check in CHECKS:
         if checks is not None and check.name not in checks:
             continue
-        if check.name == "tick protocol":
-            report = _check(check.name, implementation, protocol_bounds, level)
-        elif policies and check.name in ("selection", "admission attempt"):
-            report = _check(check.name, implementation, own_bounds, level)
-        else:
-            report = _check(check.name, implementation, level)
+        if starting is not None:
+            starting(check.name)
+        bounds = check.bounds_at(level)
+        if isinstance(bounds, ProtocolBounds):
+            bounds = ProtocolBounds.at(level, profile)
+        if isinstance(bounds, SelectionBounds) and policies:
+            bounds = bounds.with_policies(tuple(policies))
+        report = _check(check.name, implementation, choice.applied(bounds), level)
         reports.append(report)
         if progress is not None:
             progress(report)

@@ -41,18 +41,26 @@ import threading
 import time
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, TextIO
 
 from oracle.checks.framework import Level
-from oracle.conformance.checks import run_conformance
+from oracle.conformance.bounds import BoundsChoice
+from oracle.conformance.checks import LEVEL_BOUNDS, run_conformance
 from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
-from oracle.conformance.implementations import Failed, Implementation, ImplementationBroken
+from oracle.conformance.implementations import (
+    Answer,
+    Failed,
+    Implementation,
+    ImplementationBroken,
+    NotApplicable,
+)
 from oracle.conformance.own_policies import OwnPolicy
 from oracle.conformance.report import ConformanceReport
 from oracle.conformance.wire import JSON, WireError, canonical, encode, read_line
 from oracle.spec.protocol import SEED_RULES
-from policy.text import cut
+from policy.text import cut, printable
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -245,7 +253,7 @@ class CommandImplementation(Implementation):
             f"the command {how} before answering request {request} ({decision}){said}"
         )
 
-    def _receive(self, request: int, decision: str) -> JSON | Failed:
+    def _receive(self, request: int, decision: str) -> Answer:
         if not self._ready:
             try:
                 self._ready.extend(self._lines.get(timeout=self.timeout))
@@ -270,10 +278,16 @@ class CommandImplementation(Implementation):
                 f"malformed {where}: its id is {_shown(json.dumps(identity))}"
                 f" (answers come in the order of the requests)"
             )
-        if ("answer" in message) == ("error" in message):
-            raise self._fail(f"malformed {where}: it must hold either 'answer' or 'error'")
+        held = [kind for kind in ("answer", "error", "not_applicable") if kind in message]
+        if len(held) != 1:
+            raise self._fail(
+                f"malformed {where}: it must hold exactly one of 'answer', 'error' and"
+                " 'not_applicable'"
+            )
         if "error" in message:
             return Failed(f"the implementation said: {_shown(str(message['error']), 300)}")
+        if "not_applicable" in message:
+            return NotApplicable(_shown(str(message["not_applicable"]), 300))
         answer: JSON = message["answer"]
         return answer
 
@@ -289,18 +303,16 @@ class CommandImplementation(Implementation):
         self._outgoing.put("".join(lines).encode())
         return first, [decision for decision, _ in requests]
 
-    def _collect(self, sent: tuple[int, list[str]]) -> list[JSON | Failed]:
+    def _collect(self, sent: tuple[int, list[str]]) -> list[Answer]:
         first, decisions = sent
         return [self._receive(first + offset, name) for offset, name in enumerate(decisions)]
 
-    def answer_many(
-        self, requests: Sequence[tuple[str, Mapping[str, JSON]]]
-    ) -> list[JSON | Failed]:
+    def answer_many(self, requests: Sequence[tuple[str, Mapping[str, JSON]]]) -> list[Answer]:
         return self._collect(self._send(requests))
 
     def stream(
         self, batches: Iterable[Sequence[tuple[str, Mapping[str, JSON]]]]
-    ) -> Iterator[list[JSON | Failed]]:
+    ) -> Iterator[list[Answer]]:
         in_flight: deque[tuple[int, list[str]]] = deque()
         for batch in batches:
             in_flight.append(self._send(batch))
@@ -333,7 +345,13 @@ class CommandImplementation(Implementation):
                     "malformed answer to hello: each decision name must be text, not "
                     + _shown(canonical(odd[0]))
                 )
-            self._decisions = frozenset(name for name in named if name in DECISIONS)
+            unknown = [name for name in named if name not in DECISIONS]
+            if unknown:  # a misspelt name would silently leave its check unrun
+                raise self._fail(
+                    f"the hello names a decision this kit does not know: {_shown(unknown[0])}"
+                    f" (the decisions: {', '.join(DECISIONS)})"
+                )
+            self._decisions = frozenset(named)
         return self._decisions
 
     def close(self) -> int | None:
@@ -410,13 +428,19 @@ def verify_against_command(
     checks: Collection[str] | None = None,
     profile: str = SEED_RULES,
     policies: Sequence[OwnPolicy] = (),
+    choice: BoundsChoice = LEVEL_BOUNDS,
+    out_folder: Path | None = None,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
     """Run the conformance checks at ``level`` (or those named in ``checks``) against
     the implementation that ``command`` starts, and report as ``policy-kernel verify``
     does; the tick protocol under the rules ``profile`` (``"seed"`` or ``"mlxcel"``),
-    selection and admission under ``policies`` when given. Exit status: 0 every
+    selection and admission under ``policies`` when given, within the bounds of
+    ``choice`` where it sets them. With ``out_folder``, the smallest counterexample of
+    each failing check is written there (``counterexample-conformance-CHECK.json``: a
+    replayable events scenario for the tick protocol, else the disagreement's request
+    and both answers). Progress goes to ``err`` when it is a terminal. Exit status: 0 every
     check agrees, 1 a disagreement, 2 the command cannot be started, dies, does not
     answer within ``timeout`` seconds, writes a malformed answer or answers none of
     the decisions (one line on ``err``).
@@ -432,9 +456,32 @@ def verify_against_command(
             checks=checks,
             profile=profile,
             policies=policies,
+            choice=choice,
+            out_folder=out_folder,
             out=out,
             err=err,
         )
+
+
+def _write_counterexample(report: ConformanceReport, folder: Path) -> str | None:
+    """The smallest counterexample of a failing check, written into ``folder``: the
+    file's path, or why it could not be written (the report shows the case anyway)."""
+    smallest = report.smallest
+    if smallest is None:
+        return None
+    document = dict(smallest.scenario) if smallest.scenario else smallest.to_json()
+    path = folder / f"counterexample-conformance-{_slug(report.check)}.json"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        return f"not written ({path}: {cut(reason, 200)})"
+    return str(path)
+
+
+def _slug(name: str) -> str:
+    return "-".join(name.lower().split())
 
 
 def _exit_on_sigterm(number: int, frame: FrameType | None) -> None:
@@ -463,16 +510,20 @@ def _verify(
     checks: Collection[str] | None,
     profile: str,
     policies: Sequence[OwnPolicy],
+    choice: BoundsChoice,
+    out_folder: Path | None,
     out: TextIO,
     err: TextIO,
 ) -> int:
     started = time.perf_counter()
+    terminal = err.isatty()
     try:
         implementation = CommandImplementation(command, timeout=timeout)
     except (ValueError, ImplementationBroken) as error:
         err.write(f"policy-kernel verify: {error}\n")
         return EXIT_BROKEN
     reports: tuple[ConformanceReport, ...] = ()
+    files: dict[str, str] = {}  # check -> the counterexample file, or why none was written
     with implementation:
         try:
             decisions = implementation.decisions()
@@ -486,9 +537,23 @@ def _verify(
                 _render_header(command, level, profile, decisions, out)
 
             def show(report: ConformanceReport) -> None:
+                if terminal:
+                    err.write("\r\x1b[K")  # the progress line goes
+                    err.flush()
+                written = None if out_folder is None else _write_counterexample(report, out_folder)
+                if written is not None:
+                    files[report.check] = written
                 if not as_json:
-                    out.write(report.text() + "\n")
+                    out.write(report.text())
+                    if written is not None:
+                        out.write(f"  counterexample: {printable(written)}\n")
+                    out.write("\n")
                     out.flush()
+
+            def starting(check: str) -> None:
+                if terminal:
+                    err.write(f"\rverify --against-command: {check} ...")
+                    err.flush()
 
             reports = run_conformance(
                 implementation,
@@ -497,6 +562,8 @@ def _verify(
                 progress=show,
                 profile=profile,
                 policies=policies,
+                choice=choice,
+                starting=starting,
             )
         except ImplementationBroken as error:
             out.flush()
@@ -511,7 +578,10 @@ def _verify(
             "command": command,
             "level": level,
             "profile": profile,
-            "checks": [report.to_json() for report in reports],
+            "checks": [
+                {**report.to_json(), "counterexample_file": files.get(report.check)}
+                for report in reports
+            ],
             "wall_seconds": round(wall, 2),
             "passed": failed == 0,
         }

@@ -90,6 +90,7 @@ from policy.waiting import (
 
 __all__ = [
     "Alternation",
+    "Answer",
     "ApplyEvent",
     "AttemptAdmission",
     "BacklogAppend",
@@ -102,6 +103,8 @@ __all__ = [
     "ImplementationBroken",
     "LaneHeader",
     "NextGrantIndex",
+    "NotApplicable",
+    "NotApplicableError",
     "SelectWaiting",
     "TakeNextGrantee",
     "as_implementation",
@@ -146,6 +149,23 @@ class Failed:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class NotApplicable:
+    """The implementation says the case does not apply to it (a fixed skip cap, a rules
+    profile or a lane it does not have): counted apart and reported, not compared."""
+
+    reason: str
+
+
+class NotApplicableError(Exception):
+    """Raised by a callable or handler for a case that does not apply to it: the kit
+    takes it as :class:`NotApplicable` (its message is the reason)."""
+
+
+#: What an implementation gives for one request.
+Answer: TypeAlias = JSON | Failed | NotApplicable
+
+
 class ImplementationBroken(Exception):
     """The implementation cannot go on answering: a process that died, did not answer
     in time or wrote a malformed answer. The message is one printable line."""
@@ -166,18 +186,16 @@ class Implementation(ABC):
         """The names of the decisions this implementation answers."""
 
     @abstractmethod
-    def answer_many(
-        self, requests: Sequence[tuple[str, Mapping[str, JSON]]]
-    ) -> list[JSON | Failed]:
+    def answer_many(self, requests: Sequence[tuple[str, Mapping[str, JSON]]]) -> list[Answer]:
         """The answers to ``requests`` (each a decision's name and inputs), in order."""
 
-    def answer(self, decision: str, inputs: Mapping[str, JSON]) -> JSON | Failed:
+    def answer(self, decision: str, inputs: Mapping[str, JSON]) -> Answer:
         """The answer to one request."""
         return self.answer_many([(decision, inputs)])[0]
 
     def stream(
         self, batches: Iterable[Sequence[tuple[str, Mapping[str, JSON]]]]
-    ) -> Iterator[list[JSON | Failed]]:
+    ) -> Iterator[list[Answer]]:
         """The answers to each batch of requests, in order. A process is sent the next
         batch before the answers to this one are read, so both sides work at once."""
         for batch in batches:
@@ -197,10 +215,8 @@ class _Handlers(Implementation):
     def decisions(self) -> frozenset[str]:
         return frozenset(self._handlers)
 
-    def answer_many(
-        self, requests: Sequence[tuple[str, Mapping[str, JSON]]]
-    ) -> list[JSON | Failed]:
-        answers: list[JSON | Failed] = []
+    def answer_many(self, requests: Sequence[tuple[str, Mapping[str, JSON]]]) -> list[Answer]:
+        answers: list[Answer] = []
         for decision, inputs in requests:
             handler = self._handlers.get(decision)
             if handler is None:
@@ -208,6 +224,8 @@ class _Handlers(Implementation):
                 continue
             try:
                 answers.append(handler(inputs))
+            except NotApplicableError as error:
+                answers.append(NotApplicable(cut(str(error), 300)))
             except Exception as error:  # a raising implementation is a finding, not a crash
                 # the exception's text quoted by the one rule (a callable's 10 MB message)
                 answers.append(Failed(f"raised {type(error).__name__}: {cut(str(error), 300)}"))

@@ -34,7 +34,12 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from oracle.conformance.decisions import HELLO, PROTOCOL_VERSION
-from oracle.conformance.implementations import Failed, Implementation, kernel_implementation
+from oracle.conformance.implementations import (
+    Failed,
+    Implementation,
+    NotApplicable,
+    kernel_implementation,
+)
 from oracle.conformance.wire import JSON, encode
 
 __all__ = ["AnswerStream", "main", "serve"]
@@ -69,6 +74,8 @@ def _answer(
     answer = implementation.answer(decision, inputs)
     if isinstance(answer, Failed):
         return {"id": identity, "error": answer.reason}
+    if isinstance(answer, NotApplicable):
+        return {"id": identity, "not_applicable": answer.reason}
     return {"id": identity, "answer": answer}
 
 

@@ -30,6 +30,9 @@ def _line(value: JSON) -> str:
     return cut(text, LINE_WIDTH)
 
 
+#: Reasons of "not applicable" answers the text report lists (JSON has them all).
+KEPT_REASONS = 5
+
 #: Answers shown in a summary line when together at most this long.
 _SHORT = 60
 
@@ -155,6 +158,9 @@ class ConformanceReport:
     queues). ``counterexamples`` holds the smallest disagreements, smallest first;
     ``causes`` groups every disagreement by its decision and kind of difference
     (:class:`Cause`), most frequent first, each with its count and smallest case.
+    ``not_applicable`` counts the cases the implementation said do not apply to it
+    (not compared, not in ``cases``), ``not_applicable_reasons`` each reason it gave
+    with the first case it gave it for.
     """
 
     check: str
@@ -170,6 +176,8 @@ class ConformanceReport:
     counterexamples: tuple[Disagreement, ...]
     seconds: float
     causes: tuple[Cause, ...] = ()
+    not_applicable: int = 0
+    not_applicable_reasons: tuple[tuple[str, str], ...] = ()
 
     @property
     def ran(self) -> bool:
@@ -206,6 +214,12 @@ class ConformanceReport:
         lines += [f"  count   {name}: {count:,}" for name, count in sorted(self.counts.items())]
         if self.not_answered:
             lines.append(f"  not answered (not checked): {', '.join(self.not_answered)}")
+        if self.not_applicable:
+            lines.append(f"  not applicable (not compared): {self.not_applicable:,} cases")
+            lines += [
+                f"    {cut(reason, 200)} (first: {where})"
+                for reason, where in self.not_applicable_reasons[:KEPT_REASONS]
+            ]
         if self.disagreements:
             lines.append(f"  {self.disagreements:,} disagreements; the smallest:")
             for counterexample in self.counterexamples:
@@ -229,6 +243,10 @@ class ConformanceReport:
             "cases": self.cases,
             "counts": dict(sorted(self.counts.items())),
             "disagreements": self.disagreements,
+            "not_applicable": self.not_applicable,
+            "not_applicable_reasons": [
+                {"reason": reason, "first": where} for reason, where in self.not_applicable_reasons
+            ],
             "counterexamples": [c.to_json() for c in self.counterexamples],
             "causes": [cause.to_json() for cause in self.causes],
             "seconds": round(self.seconds, 2),

@@ -6,7 +6,9 @@ Faults of a decision (the process answers, wrongly): ``expiry-strict``,
 answer line (the hello answer is line 0): ``not-json:N`` (a line that is not
 JSON), ``wrong-id:N``, ``malformed:N`` (an answer not of the decision's form),
 ``exit:N`` (a line on stderr, then exit status 3), ``hang:N`` (stops answering).
-Faults of the session: ``no-decisions`` (answers none), ``protocol-2``.
+Faults of the session: ``no-decisions`` (answers none), ``protocol-2``,
+``misspelt`` (the hello also names ``slice_grant_expried``), ``cap-2-only`` (a fixed
+skip cap: ``not_applicable`` for every grant order case at another cap).
 ``agree`` is the kernel without a fault.
 """
 
@@ -15,8 +17,14 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
-from oracle.conformance.implementations import Implementation, from_callables
+from oracle.conformance.implementations import (
+    Implementation,
+    NotApplicableError,
+    from_callables,
+)
 from oracle.conformance.kernel_server import serve
 from policy import (
     apply_event,
@@ -29,7 +37,21 @@ from policy.waiting import attempt_admission, select_waiting
 from tests.conformance import broken
 
 
+def _cap_2_only(take: Callable[..., Any]) -> Callable[..., Any]:
+    def fixed(backlog: Any, skip_cap: int) -> Any:
+        if skip_cap != 2:
+            raise NotApplicableError(f"skip cap {skip_cap}: this scheduler's cap is 2")
+        return take(backlog, skip_cap)
+
+    return fixed
+
+
 def _implementation(fault: str) -> Implementation:
+    if fault == "cap-2-only":
+        return from_callables(
+            next_grant_index=_cap_2_only(next_grant_index),
+            take_next_grantee=_cap_2_only(take_next_grantee),
+        )
     return from_callables(
         slice_grant_expired=broken.expiry_strict
         if fault == "expiry-strict"
@@ -59,6 +81,8 @@ class _Faulty:
         message = json.loads(data)
         if line == 0 and self.kind == "no-decisions":
             message["answer"]["decisions"] = []
+        if line == 0 and self.kind == "misspelt":
+            message["answer"]["decisions"].append("slice_grant_expried")
         if line == 0 and self.kind == "protocol-2":
             message["answer"]["protocol"] = 2
         if line == self.at:

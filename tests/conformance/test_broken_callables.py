@@ -243,7 +243,7 @@ def test_a_callable_s_10_mb_exception_text_is_quoted_short() -> None:
 def test_a_huge_answer_is_shown_cut_in_the_report() -> None:
     """An answer of any size is one short line of the report (issue 18: cut every
     quoted user text)."""
-    huge = from_handlers({"next_grant_index": lambda inputs: 10**5000})
+    huge = from_handlers({"next_grant_index": lambda _inputs: 10**5000})
     report = check_grant_order(huge, bounds=SMALL_GRANTS)
     smallest = assert_disagrees(report)
     assert smallest.answered == 10**5000

@@ -139,6 +139,10 @@ def test_json_report() -> None:
          " backlog_admits, slice_takes_tick, parse_grant_rounds, parse_lane, next_grant_index,"
          " take_next_grantee, backlog_append, apply_event, select_waiting, attempt_admission)"),
         ("protocol-2", "the command speaks protocol 2, this kit speaks 1"),
+        ("misspelt", "the hello names a decision this kit does not know: slice_grant_expried"
+         " (the decisions: slice_grant_expired, backlog_admits, slice_takes_tick,"
+         " parse_grant_rounds, parse_lane, next_grant_index, take_next_grantee, backlog_append,"
+         " apply_event, select_waiting, attempt_admission)"),
     ],
 )  # fmt: skip
 def test_a_process_breaking_the_protocol_is_one_line_exit_2(fault: str, line: str) -> None:
