@@ -181,8 +181,9 @@ class ConformanceReport:
 
     @property
     def ran(self) -> bool:
-        """Whether any decision of the check was asked."""
-        return bool(self.decisions)
+        """Whether the check compared anything: a decision of it was asked, and not every
+        case was answered "not applicable" (that would pass a check on nothing)."""
+        return bool(self.decisions) and not (self.cases == 0 and self.not_applicable > 0)
 
     @property
     def passed(self) -> bool:
@@ -196,7 +197,8 @@ class ConformanceReport:
 
     @property
     def verdict(self) -> str:
-        """``PASS``, ``FAIL`` or ``SKIPPED`` (no decision of the check answered)."""
+        """``PASS``, ``FAIL`` or ``SKIPPED`` (no decision of the check answered, or every
+        case answered not applicable)."""
         if not self.ran:
             return "SKIPPED"
         return "PASS" if self.passed else "FAIL"
@@ -204,8 +206,14 @@ class ConformanceReport:
     def text(self) -> str:
         """The report as the command line prints it."""
         head = f"{self.check}: {self.verdict}"
-        if not self.ran:
+        if not self.decisions:
             return f"{head} (the implementation answers none of {', '.join(self.not_answered)})\n"
+        if not self.ran:
+            reason = self.not_applicable_reasons[0][0] if self.not_applicable_reasons else ""
+            return (
+                f"{head} (every one of its {self.not_applicable:,} cases answered not applicable:"
+                f" {cut(reason, 200)})\n"
+            )
         lines = [
             f"{head} ({self.cases:,} cases in {self.seconds:.1f} s, {self.kind})",
             f"  {self.description}",

@@ -200,3 +200,15 @@ def test_the_options_reach_the_kit(kit_options: dict[str, object]) -> None:
     assert main(arguments, out=io.StringIO(), err=io.StringIO()) == 0
     assert kit_options["checks"] == ["grant order", "tick protocol"]
     assert kit_options["choice"] == BoundsChoice(skip_caps=(1, 2), largest_budget=3, max_depth=4)
+
+
+def test_a_check_answered_not_applicable_throughout_is_skipped_not_passed() -> None:
+    def never(backlog_len: int, budget: int) -> bool:
+        del backlog_len, budget
+        raise NotApplicableError("no backlog here")
+
+    (report,) = run_conformance(
+        from_callables(backlog_admits=never), level="quick", checks=("backlog cap",)
+    )
+    assert (report.verdict, report.ran, report.cases) == ("SKIPPED", False, 0)
+    assert "every one of its 289 cases answered not applicable: no backlog here" in report.text()
