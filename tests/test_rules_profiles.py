@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from returns.result import Result
@@ -33,6 +34,7 @@ from policy import (
     apply_event,
     initial_state,
 )
+from policy.rotation import protocol
 
 MLXCEL = RulesProfile.MLXCEL
 
@@ -85,7 +87,24 @@ def test_the_profile_is_checked_where_it_enters() -> None:
 def test_the_model_check_explores_the_mlxcel_rules() -> None:
     found = explore(2, 1, max_depth=5, profile=MLXCEL)
     assert found.disagreements == 0
-    assert found.counts["states (skip cap 2, mlxcel rules)"] == found.counts["states"] > 100
+    seed = explore(2, 1, max_depth=5)
+    # other rules, other reachable states (the count's name alone would not show it)
+    assert found.counts["states (skip cap 2, mlxcel rules)"] != seed.counts["states (skip cap 2)"]
+
+
+def test_the_model_check_catches_a_transition_that_loses_the_profile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real: Any = protocol._next
+
+    def losing(*fields: Any) -> Any:
+        *kept, rules, outcome = fields
+        if outcome is protocol._CONTINUE_OUTCOME:  # one transition drops to the seed's rules
+            rules = initial_state(rules.skip_cap)
+        return real(*kept, rules, outcome)
+
+    monkeypatch.setattr(protocol, "_next", losing)
+    assert explore(2, 1, max_depth=4, profile=MLXCEL).disagreements > 0
 
 
 def _seed_rules_always(state: RotationState, event: object) -> Result[Step, ProtocolError]:

@@ -194,7 +194,7 @@ def _spec_after(state: RotationState, before: RotationState, spec_before: spec.S
         job = spec_before.active if active is before.active else spec_state(state).active
         return spec.State(
             job, spec_before.backlog, state.yielded, state.acted, state.skip_cap,
-            spec_before.profile,
+            state.profile.value,  # the kernel's own: a transition that lost it disagrees
         )  # fmt: skip
     return spec_state(state)
 

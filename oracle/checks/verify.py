@@ -17,7 +17,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -36,10 +36,12 @@ __all__ = [
     "CHECKS",
     "CheckResult",
     "Shard",
+    "counterexample_file_json",
     "out_folder_problem",
     "parse_shard",
     "run_checks",
     "verify",
+    "write_counterexample",
 ]
 
 #: Every check ``verify`` runs, in the order it reports them.
@@ -197,19 +199,30 @@ def _write_counterexample(result: CheckResult, folder: Path) -> Path | str | Non
     replayable = [c for c in result.found.counterexamples if c.scenario]
     if not replayable:
         return None
-    smallest = replayable[0]
-    path = folder / f"counterexample-{_slug(result.check.name)}.json"
+    return write_counterexample(folder, result.check.name, replayable[0].scenario)
+
+
+def write_counterexample(folder: Path, name: str, document: Mapping[str, object]) -> Path | str:
+    """``document`` written as ``folder/counterexample-NAME.json`` (``NAME`` as a slug):
+    the path, or why it could not be written. ``verify`` and ``verify
+    --against-command`` write their counterexamples so."""
+    path = folder / f"counterexample-{_slug(name)}.json"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8") as file:
-            file.write(_scenario_text(smallest))
+            file.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
     except OSError as error:
         return f"cannot write {_folder_text(path)}: {printable(error.strerror or str(error))}"
     return path
 
 
-def _scenario_text(counterexample: Counterexample) -> str:
-    return json.dumps(counterexample.scenario, indent=2, allow_nan=False) + "\n"
+def counterexample_file_json(written: Path | str | None) -> dict[str, object]:
+    """A report's JSON field for its counterexample file: ``counterexample_file`` (the
+    path, or None) and, when it could not be written, ``counterexample_file_error``."""
+    return {
+        "counterexample_file": str(written) if isinstance(written, Path) else None,
+        **({"counterexample_file_error": written} if isinstance(written, str) else {}),
+    }
 
 
 def _counterexample_json(counterexample: Counterexample) -> dict[str, object]:
@@ -240,8 +253,7 @@ def _result_json(result: CheckResult, written: Path | str | None) -> dict[str, o
         "disagreements": result.found.disagreements,
         "worst_above_bound": result.worst_above_bound,
         "counterexamples": [_counterexample_json(c) for c in result.found.counterexamples],
-        "counterexample_file": str(written) if isinstance(written, Path) else None,
-        **({"counterexample_file_error": written} if isinstance(written, str) else {}),
+        **counterexample_file_json(written),
         "cpu_seconds": round(result.cpu_seconds, 2),
         "passed": result.passed,
     }
@@ -277,7 +289,7 @@ def _render(result: CheckResult, written: Path | str | None, out: TextIO) -> Non
     elif written is not None:  # not lost: the scenario file's text, here
         out.write(f"  counterexample not written ({written}); its scenario file:\n")
         smallest = next(c for c in result.found.counterexamples if c.scenario)
-        out.write(_scenario_text(smallest))
+        out.write(json.dumps(smallest.scenario, indent=2, allow_nan=False) + "\n")
     out.write("\n")
 
 

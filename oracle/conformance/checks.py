@@ -50,6 +50,7 @@ from oracle.conformance.cases import (
 from oracle.conformance.decisions import normal_answer
 from oracle.conformance.implementations import (
     Alternation,
+    Answer,
     ApplyEvent,
     AttemptAdmission,
     BacklogAppend,
@@ -177,13 +178,14 @@ CHECKS: tuple[CheckDefinition, ...] = (
 _BY_NAME = {check.name: check for check in CHECKS}
 
 
-def judge(
-    implementation: Implementation, case: Case, answer: JSON | Failed
-) -> tuple[str, JSON] | None:
-    """None when ``answer`` agrees with the spec's on ``case``; else why not, and the
-    answer in normal form (None when there is none). A malformed answer of an
-    implementation whose malformed answers end the run raises
+def judge(implementation: Implementation, case: Case, answer: Answer) -> tuple[str, JSON] | None:
+    """None when ``answer`` agrees with the spec's on ``case`` or does not apply (a
+    "not applicable" answer compares nothing: the exhaustive checks count it apart);
+    else why not, and the answer in normal form (None when there is none). A
+    malformed answer of an implementation whose malformed answers end the run raises
     :class:`~oracle.conformance.implementations.ImplementationBroken`."""
+    if isinstance(answer, NotApplicable):
+        return None
     if isinstance(answer, Failed):
         return (f"no answer: {answer.reason}", None)
     if implementation.answers_normal and answer == case.expected:

@@ -46,6 +46,7 @@ from types import FrameType, TracebackType
 from typing import IO, TextIO
 
 from oracle.checks.framework import Level
+from oracle.checks.verify import counterexample_file_json, write_counterexample
 from oracle.conformance.bounds import BoundsChoice
 from oracle.conformance.checks import LEVEL_BOUNDS, run_conformance
 from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
@@ -463,25 +464,16 @@ def verify_against_command(
         )
 
 
-def _write_counterexample(report: ConformanceReport, folder: Path) -> str | None:
-    """The smallest counterexample of a failing check, written into ``folder``: the
-    file's path, or why it could not be written (the report shows the case anyway)."""
+def _write_counterexample(report: ConformanceReport, folder: Path) -> Path | str | None:
+    """The smallest counterexample of a failing check, written into ``folder`` as
+    ``verify`` writes its own: a replayable scenario when there is one, else the
+    disagreement. The path, or why it could not be written (the report shows the
+    case anyway)."""
     smallest = report.smallest
     if smallest is None:
         return None
     document = dict(smallest.scenario) if smallest.scenario else smallest.to_json()
-    path = folder / f"counterexample-conformance-{_slug(report.check)}.json"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    except (OSError, ValueError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        return f"not written ({path}: {cut(reason, 200)})"
-    return str(path)
-
-
-def _slug(name: str) -> str:
-    return "-".join(name.lower().split())
+    return write_counterexample(folder, f"conformance {report.check}", document)
 
 
 def _exit_on_sigterm(number: int, frame: FrameType | None) -> None:
@@ -523,7 +515,7 @@ def _verify(
         err.write(f"policy-kernel verify: {error}\n")
         return EXIT_BROKEN
     reports: tuple[ConformanceReport, ...] = ()
-    files: dict[str, str] = {}  # check -> the counterexample file, or why none was written
+    files: dict[str, Path | str] = {}  # check -> its counterexample file, or why none was
     with implementation:
         try:
             decisions = implementation.decisions()
@@ -545,8 +537,10 @@ def _verify(
                     files[report.check] = written
                 if not as_json:
                     out.write(report.text())
-                    if written is not None:
-                        out.write(f"  counterexample: {printable(written)}\n")
+                    if isinstance(written, Path):
+                        out.write(f"  counterexample: {printable(str(written))}\n")
+                    elif written is not None:
+                        out.write(f"  counterexample not written: {written}\n")
                     out.write("\n")
                     out.flush()
 
@@ -567,19 +561,27 @@ def _verify(
             )
         except ImplementationBroken as error:
             out.flush()
+            if terminal:
+                err.write("\r\x1b[K")  # not glued to the progress line
             err.write(f"policy-kernel verify: {error}\n")
             return EXIT_BROKEN
     wall = time.perf_counter() - started
     failed = sum(not report.passed for report in reports)
     skipped = sum(not report.ran for report in reports)
     passed = len(reports) - failed - skipped
+    if reports and passed == failed == 0:  # every check skipped: nothing was compared
+        err.write(
+            "policy-kernel verify: no check compared anything (every one answered none of its"
+            " decisions, or not applicable throughout)\n"
+        )
+        return EXIT_BROKEN
     if as_json:
         document = {
             "command": command,
             "level": level,
             "profile": profile,
             "checks": [
-                {**report.to_json(), "counterexample_file": files.get(report.check)}
+                {**report.to_json(), **counterexample_file_json(files.get(report.check))}
                 for report in reports
             ],
             "wall_seconds": round(wall, 2),

@@ -7,7 +7,8 @@ answer line (the hello answer is line 0): ``not-json:N`` (a line that is not
 JSON), ``wrong-id:N``, ``malformed:N`` (an answer not of the decision's form),
 ``exit:N`` (a line on stderr, then exit status 3), ``hang:N`` (stops answering).
 Faults of the session: ``no-decisions`` (answers none), ``protocol-2``,
-``misspelt`` (the hello also names ``slice_grant_expried``), ``cap-2-only`` (a fixed
+``misspelt`` (the hello also names ``slice_grant_expried``), ``nothing-applies``
+(``not_applicable`` to every request), ``cap-2-only`` (a fixed
 skip cap: ``not_applicable`` for every grant order case at another cap).
 ``agree`` is the kernel without a fault.
 """
@@ -81,6 +82,8 @@ class _Faulty:
         message = json.loads(data)
         if line == 0 and self.kind == "no-decisions":
             message["answer"]["decisions"] = []
+        if line > 0 and self.kind == "nothing-applies":
+            message = {"id": message["id"], "not_applicable": "nothing applies here"}
         if line == 0 and self.kind == "misspelt":
             message["answer"]["decisions"].append("slice_grant_expried")
         if line == 0 and self.kind == "protocol-2":

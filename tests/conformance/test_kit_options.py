@@ -18,15 +18,22 @@ from oracle.conformance import (
     BoundsChoice,
     GrantOrderBounds,
     NotApplicableError,
+    NumberBounds,
     ProtocolBounds,
+    SelectionBounds,
     assert_disagrees,
     check_grant_order,
     from_callables,
     run_conformance,
     verify_against_command,
 )
+from oracle.conformance.own_policies import own_policy
+from oracle.conformance.properties import property_check_grant_order
 from policy import BacklogEntry, GrantBacklog, take_next_grantee
+from policy.waiting import dump_policy, vllm_priority
 from tests.conformance import broken
+
+VLLM = own_policy("vllm-priority", dict(dump_policy(vllm_priority())))
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = shlex.quote(sys.executable)
@@ -78,14 +85,47 @@ def test_a_fixed_skip_cap_says_so_and_is_still_checked_at_it() -> None:
 
 def test_the_bounds_choice_reaches_each_check() -> None:
     choice = BoundsChoice(skip_caps=(3,), largest_budget=2, max_depth=2, queue_size=1)
-    protocol = choice.applied(ProtocolBounds.at("quick"))
+    protocol = choice.applied(ProtocolBounds.at("quick", "mlxcel"))
     assert (protocol.skip_caps, protocol.largest_budget, protocol.max_depth) == ((3,), 2, 2)
+    assert protocol.profile == "mlxcel"  # kept
+    assert choice.applied(GrantOrderBounds.at("quick")).skip_caps == (3,)
+    own = SelectionBounds.at("quick").with_policies((VLLM,))
+    chosen = choice.applied(own)
+    assert (chosen.one_key, chosen.two_key, chosen.policies) == (1, 1, (VLLM,))
+    assert choice.applied(NumberBounds.at("quick")) == NumberBounds.at("quick")  # not its
     with pytest.raises(ValueError, match="skip caps are at least 1"):
         BoundsChoice(skip_caps=(0,))
     with pytest.raises(ValueError, match="name at least one skip cap"):
         BoundsChoice(skip_caps=())
     with pytest.raises(ValueError, match="max depth must be >= 0"):
         BoundsChoice(max_depth=-1)
+
+
+def test_the_property_checks_skip_not_applicable_and_still_catch() -> None:
+    def fixed_and_wrong(
+        backlog: GrantBacklog, skip_cap: int
+    ) -> Maybe[tuple[BacklogEntry, GrantBacklog]]:
+        if skip_cap != 2:
+            raise NotApplicableError("fixed at 2")
+        return broken.no_skip_increment(backlog, skip_cap)
+
+    assert_disagrees(property_check_grant_order(fixed_and_wrong, examples=100))
+
+
+def test_a_process_to_which_nothing_applies_exits_2() -> None:
+    err = io.StringIO()
+    status = verify_against_command(
+        foreign("nothing-applies"),
+        level="quick",
+        checks=("grant expiry",),
+        out=io.StringIO(),
+        err=err,
+    )
+    assert status == 2
+    assert err.getvalue() == (
+        "policy-kernel verify: no check compared anything (every one answered none of its"
+        " decisions, or not applicable throughout)\n"
+    )
 
 
 def test_a_process_answering_not_applicable() -> None:

@@ -65,7 +65,12 @@ def test_a_broken_selection_is_caught_under_the_implementers_policies() -> None:
     aging = assert_disagrees(check_selection(_aging_ignored, bounds=OWN))
     assert "policy ascend-aging, now 3" in aging.where
     ties = assert_disagrees(check_selection(broken.later_entry_on_ties, bounds=OWN))
-    assert "policy" in ties.where
+    assert ties.where == (  # the smallest: two entries of equal keys
+        "queue [(immediate 0, prompt 0), (immediate 0, prompt 0)] (0 resumed),"
+        " policy ascend-aging, now 2"
+    )
+    assert ties.inputs["policy"] == ASCEND.document
+    assert (ties.expected, ties.answered) == ({"index": 0, "keys": [2]}, {"index": 1, "keys": [2]})
     assert_disagrees(check_admission_attempt(broken.fit_first, bounds=OWN))
 
 
