@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import signal
 import sys
@@ -27,7 +26,7 @@ from oracle import plots
 from oracle.bench.run import bench
 from oracle.bench.vllm_step import bench_vllm
 from oracle.checks.verify import level_of, out_folder_problem, parse_shard, verify
-from oracle.conformance.bounds import BoundsChoice, SelectionBounds
+from oracle.conformance.bounds import BoundsChoice
 from oracle.conformance.checks import CHECKS
 from oracle.conformance.command import DEFAULT_TIMEOUT, checked_timeout, verify_against_command
 from oracle.conformance.own_policies import OwnPolicy, own_policy
@@ -67,6 +66,7 @@ from oracle.simulate.run import Comparison, simulate
 from oracle.simulate.workload import seeded
 from oracle.spec.protocol import PROFILES, SEED_RULES
 from policy import RotationState, RulesProfile
+from policy.json_text import read_json
 from policy.text import cut, printable
 
 if TYPE_CHECKING:
@@ -677,18 +677,33 @@ def _draw(picture: _Picture, target: Path, source: str, err: TextIO) -> bool:
     return True
 
 
+#: The largest ``--policy`` file read (as KernelScheduler reads a policy file).
+MAX_POLICY_FILE = 1 << 20
+
+
 def _own_policy(source: str, err: TextIO) -> OwnPolicy | None:
     """The policy document of the file ``source`` for the kit; None (and one line on
     ``err``) when it cannot be read or the kernel refuses it."""
     shown = printable(cut(source, 200))
     try:
-        document = json.loads(Path(source).read_bytes())
+        with Path(source).open("rb") as file:
+            data = file.read(MAX_POLICY_FILE + 1)
     except OSError as error:
         err.write(f"policy-kernel: --policy {shown}: {printable(error.strerror or str(error))}\n")
         return None
-    except (ValueError, RecursionError) as error:
-        err.write(f"policy-kernel: --policy {shown}: not JSON: {printable(cut(str(error), 200))}\n")
+    if len(data) > MAX_POLICY_FILE:
+        err.write(f"policy-kernel: --policy {shown}: larger than {MAX_POLICY_FILE} bytes\n")
         return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        err.write(f"policy-kernel: --policy {shown}: not UTF-8 text\n")
+        return None
+    read = read_json(text)  # the one JSON reader: duplicate keys, NaN, depth refused
+    if isinstance(read, Failure):
+        err.write(f"policy-kernel: --policy {shown}: not JSON: {read.failure()}\n")
+        return None
+    document = read.unwrap()
     try:
         return own_policy(Path(source).stem, document)
     except ValueError as error:
@@ -720,7 +735,6 @@ def _kit_arguments(
             max_depth=arguments.depth,
             queue_size=arguments.queue_size,
         )
-        choice.applied(SelectionBounds.at("quick"))  # refuses a queue beyond the domain
     except ValueError as error:
         err.write(f"policy-kernel: {error}\n")
         return None

@@ -40,8 +40,8 @@ const DEFAULT_GRANT_ROUNDS: u64 = 8;
 /// How many requests may wait in the grant backlog.
 const BACKLOG_CAP: u64 = 2;
 
-/// A grant backlog entry; `fields` keeps it whole, so the fields this server does not read
-/// (request, kind, cancelled) so they are answered as given.
+/// A grant backlog entry. `fields` keeps the entry whole, so the fields this server
+/// does not read (request, kind, cancelled) are answered as they were given.
 #[derive(Clone)]
 struct Entry {
     lane: u8, // 0 low, 1 normal, 2 high

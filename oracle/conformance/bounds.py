@@ -103,6 +103,9 @@ class BoundsChoice:
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ValueError(f"{name.replace('_', ' ')} must be >= 0, not {value}")
+        deepest_one, _ = selection.DOMAIN["deep"]
+        if self.queue_size is not None and self.queue_size > deepest_one:
+            raise ValueError(f"selection bounds go up to {deepest_one} entries (queue size)")
 
     def applied(self, bounds: _AnyBounds) -> _AnyBounds:
         """``bounds`` with the choices that concern its check."""

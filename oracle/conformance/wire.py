@@ -31,6 +31,7 @@ from returns.result import Failure, Result
 from oracle.checks.convert import spec_entry
 from oracle.checks.observe import entry_observation, spec_observation
 from oracle.harness.admission_scenario import key_json
+from oracle.harness.rotation_scenario import PROFILES_BY_NAME
 from oracle.spec import grant_order as spec_order
 from oracle.spec import protocol as spec
 from policy import (
@@ -334,9 +335,6 @@ def state_json(state: spec.State) -> dict[str, JSON]:
     return document
 
 
-_PROFILES = {profile.value: profile for profile in RulesProfile}
-
-
 def read_state(document: JSON) -> RotationState:
     """A kernel rotation state from the protocol's form (:func:`state_json`)."""
     active = read_field(document, "active")
@@ -368,9 +366,9 @@ def _read_profile(document: JSON) -> RulesProfile:
     if not isinstance(document, dict) or "profile" not in document:
         return RulesProfile.SEED
     named = document["profile"]
-    if not isinstance(named, str) or named not in _PROFILES:
-        raise WireError(f"profile: one of {', '.join(_PROFILES)}, not {shown(named)}")
-    return _PROFILES[named]
+    if not isinstance(named, str) or named not in PROFILES_BY_NAME:
+        raise WireError(f"profile: one of {', '.join(PROFILES_BY_NAME)}, not {shown(named)}")
+    return PROFILES_BY_NAME[named]
 
 
 def read_event(document: JSON) -> Event:

@@ -135,7 +135,8 @@ def read_rotation(doc: Node) -> RotationScenario:
     )
 
 
-_PROFILES = {profile.value: profile for profile in RulesProfile}
+#: Every rules profile by the name scenario files, the kit's states and the CLI give it.
+PROFILES_BY_NAME = {profile.value: profile for profile in RulesProfile}
 
 
 def read_profile(doc: Node) -> RulesProfile:
@@ -143,9 +144,9 @@ def read_profile(doc: Node) -> RulesProfile:
     node = doc.optional("profile")
     if node is None:
         return RulesProfile.SEED
-    profile = _PROFILES.get(node.string())
+    profile = PROFILES_BY_NAME.get(node.string())
     if profile is None:
-        raise node.fail(f"must be one of {', '.join(map(repr, _PROFILES))}")
+        raise node.fail(f"must be one of {', '.join(map(repr, PROFILES_BY_NAME))}")
     return profile
 
 

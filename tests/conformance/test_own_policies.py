@@ -96,6 +96,8 @@ def test_the_command_line_reads_policy_files(
     for content, message in (
         ("{", "not JSON"),
         ('{"keys": ["prompt +"]}', "keys[0]"),
+        ('{"keys": ["prompt"], "keys": ["-prompt"]}', 'duplicate key "keys"'),
+        ('{"let": {"k": NaN}}', "not JSON"),
     ):
         bad.write_text(content)
         err = io.StringIO()
