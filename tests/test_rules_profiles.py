@@ -17,6 +17,7 @@ from oracle.checks.rotation_model import explore
 from oracle.cli import main
 from oracle.conformance import ProtocolBounds, assert_conforms, assert_disagrees
 from oracle.conformance import check_tick_protocol as kit_tick_protocol
+from oracle.conformance.properties import property_check_tick_protocol
 from oracle.harness.fields import FieldError
 from oracle.harness.scenarios import read_scenario
 from policy import (
@@ -158,3 +159,13 @@ def test_verify_profile_reaches_the_kit_and_needs_a_command(
     err = io.StringIO()
     assert main(["verify", "--profile", "mlxcel"], out=io.StringIO(), err=err) == 2
     assert "--profile applies to --against-command" in err.getvalue()
+
+
+def test_the_property_check_runs_by_either_profile() -> None:
+    assert_conforms(
+        property_check_tick_protocol(apply_event, examples=20, max_events=30, profile="mlxcel")
+    )
+    wrong = property_check_tick_protocol(
+        _seed_rules_always, examples=50, max_events=30, profile="mlxcel"
+    )
+    assert "(mlxcel rules)" in assert_disagrees(wrong).where

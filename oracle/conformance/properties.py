@@ -68,7 +68,7 @@ from oracle.spec import grant_order as spec_order
 from oracle.spec import protocol as spec
 from oracle.spec import selection as spec_selection
 from oracle.strategies import backlogs, moments, queue_policies, rotation_events, waiting_queues
-from policy import BacklogEntry, EntryKind, Event, GrantBacklog, Lane
+from policy import BacklogEntry, EntryKind, Event, GrantBacklog, Lane, RulesProfile
 from policy.waiting import Moment, QueuePolicy, WaitingQueue, dump_policy, expr_to_json
 
 __all__ = [
@@ -181,8 +181,10 @@ def _report(
 # ----------------------------------------------------------------------------- tick protocol
 
 
-def _run_events(skip_cap: int, events: Sequence[Event]) -> list[Case]:
-    state = spec.initial_state(skip_cap)
+def _run_events(
+    skip_cap: int, events: Sequence[Event], profile: str = spec.SEED_RULES
+) -> list[Case]:
+    state = spec.initial_state(skip_cap, profile)
     cases = []
     for position, event in enumerate(events):
         result = spec.step(state, spec_event(event))
@@ -193,9 +195,9 @@ def _run_events(skip_cap: int, events: Sequence[Event]) -> list[Case]:
                 {"state": state_json(state), "event": event_json(event)},
                 spec_observation(result),
                 position + 1,
-                partial(_step_text, position, skip_cap, event),
+                partial(_step_text, position, skip_cap, profile, event),
                 partial(_events_json, path),
-                partial(_events_scenario, skip_cap, path),
+                partial(_events_scenario, skip_cap, profile, path),
             )
         )
         if not isinstance(result, str):
@@ -203,21 +205,23 @@ def _run_events(skip_cap: int, events: Sequence[Event]) -> list[Case]:
     return cases
 
 
-def _step_text(position: int, skip_cap: int, event: Event) -> str:
-    return f"after {position} events at skip cap {skip_cap}, {event_text(event)}"
+def _step_text(position: int, skip_cap: int, profile: str, event: Event) -> str:
+    rules = "" if profile == spec.SEED_RULES else f" ({profile} rules)"
+    return f"after {position} events at skip cap {skip_cap}{rules}, {event_text(event)}"
 
 
 def _events_json(events: Sequence[Event]) -> tuple[JSON, ...]:
     return tuple(event_json(event) for event in events)
 
 
-def _events_scenario(skip_cap: int, events: Sequence[Event]) -> Mapping[str, JSON]:
+def _events_scenario(skip_cap: int, profile: str, events: Sequence[Event]) -> Mapping[str, JSON]:
     return events_scenario(
         f"conformance-property-{len(events)}-events",
-        f"tick protocol property check, skip cap {skip_cap}: the spec's observation after"
-        " every event; an implementation disagreed at the last.",
+        f"tick protocol property check, skip cap {skip_cap}, {profile} rules: the spec's"
+        " observation after every event; an implementation disagreed at the last.",
         skip_cap,
         events,
+        RulesProfile(profile),
     )
 
 
@@ -243,10 +247,10 @@ def _shrink_run(example: object, first: Callable[[object], int | None]) -> objec
     return (skip_cap, events)
 
 
-def _protocol_example(example: object) -> list[Case]:
+def _protocol_example(example: object, profile: str = spec.SEED_RULES) -> list[Case]:
     assert isinstance(example, tuple)
     skip_cap, events = example
-    return _run_events(skip_cap, events)
+    return _run_events(skip_cap, events, profile)
 
 
 def property_check_tick_protocol(
@@ -255,9 +259,13 @@ def property_check_tick_protocol(
     examples: int = 100,
     max_events: int = 100,
     seed: int | None = 0,
+    profile: str = spec.SEED_RULES,
 ) -> ConformanceReport:
     """``apply_event`` along random runs of up to ``max_events`` events, every step asked
-    from the spec's state before it (``seed``: None for a fixed derandomized search)."""
+    from the spec's state before it (``seed``: None for a fixed derandomized search),
+    under the rules ``profile`` (``"seed"`` or ``"mlxcel"``)."""
+    if profile not in spec.PROFILES:
+        raise ValueError(f"the rules profile is one of {', '.join(spec.PROFILES)}, not {profile!r}")
     implementation = as_implementation(apply_event, "apply_event")
     # Run lengths uniform in 0..max_events (a plain list favours short ones), each run a
     # list of exactly that many events, so that shrinking drops events from the end.
@@ -271,7 +279,7 @@ def property_check_tick_protocol(
         ("apply_event",),
         implementation,
         strategy=strategy,
-        cases_of=_protocol_example,
+        cases_of=partial(_protocol_example, profile=profile),
         examples=examples,
         seed=seed,
         shrink=_shrink_run,
@@ -279,6 +287,7 @@ def property_check_tick_protocol(
             "examples": str(examples),
             "events per run": f"0..{max_events} (legal or not)",
             "skip caps": "1, 2, 3",
+            "rules profile": profile,
             "requests": "A, B, C, D, 4",
             "budgets": "-1..4",
         },
