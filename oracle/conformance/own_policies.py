@@ -18,7 +18,8 @@ own decisions:
 - **moments**: ``now`` the queue's length, and for the numbers a key compares
   ``waited`` or ``now`` with, ``c`` and ``c + 1`` (entries are enqueued at 0, 1,
   ..., so a ``waited >= c`` rule is seen on both sides), :data:`MOST_NOWS`
-  values at most; every stage a key reads absent and at 1.
+  values at most; every stage a key reads absent, and at 1 and the numbers a key
+  compares it with (and their neighbours), :data:`MOST_NOWS` values at most.
 
 The expected answers are the executable spec's, as everywhere in the kit.
 
@@ -70,6 +71,7 @@ class OwnPolicy:
     values: Mapping[str, tuple[float, ...]]  # each attribute's, NaN last
     nows: tuple[float, ...]
     stages: tuple[str, ...]
+    stage_values: tuple[float, ...]  # budget left for every stage, besides absent
 
 
 def _walk(tree: JSON) -> Iterator[Mapping[str, JSON]]:
@@ -100,7 +102,14 @@ def _names_in(tree: JSON) -> set[str]:
             names.add(str(node["attr"]))
         elif node.get("var") in ("waited", "now"):
             names.add(_TIME)
+        elif "budget_left" in node:
+            names.add(_stage(str(node["budget_left"])))
     return names
+
+
+def _stage(name: str) -> str:
+    """The name under which numbers compared with ``budget_left(name)`` are kept."""
+    return f"budget_left({name})"
 
 
 def _compared(trees: Sequence[JSON], constants: Mapping[str, float]) -> dict[str, list[float]]:
@@ -128,6 +137,19 @@ def _values(numbers: Sequence[float], most: int) -> tuple[float, ...]:
             if len(values) < most and number + shift not in values:
                 values.append(number + shift)
     return (*sorted(values), math.nan)
+
+
+def _stage_values(stages: Sequence[str], compared: Mapping[str, list[float]]) -> tuple[float, ...]:
+    """Budget left for every stage: each number a key compares a stage with and the
+    one below it (both sides of ``>=``), then 1, :data:`MOST_NOWS` values at most."""
+    values: list[float] = []
+    for number in (n for stage in stages for n in compared.get(_stage(stage), ())):
+        for near in (number, number - 1.0):
+            if near not in values:
+                values.append(near)
+    if 1.0 not in values:
+        values.append(1.0)
+    return tuple(sorted(values[:MOST_NOWS]))
 
 
 def own_policy(name: str, document: JSON) -> OwnPolicy:
@@ -167,6 +189,7 @@ def own_policy(name: str, document: JSON) -> OwnPolicy:
         values={name: _values(compared.get(name, ()), per_attribute) for name in attributes},
         nows=tuple(sorted(nows)),  # and, per queue, the queue's length
         stages=tuple(stages),
+        stage_values=_stage_values(stages, compared),
     )
 
 
@@ -197,7 +220,7 @@ def describe(policies: Sequence[OwnPolicy], longest: int) -> dict[str, str]:
         "resumed prefixes": "every one: 0..n entries resumed at the front",
         "moments": "entry i enqueued at i with serial i; now the queue's length and the"
         " numbers the keys compare waited or now with (and each + 1), at most 3; each stage"
-        " a key reads absent and at 1",
+        " a key reads absent, and at 1 and the numbers a key compares it with, at most 3",
     }
 
 
@@ -232,9 +255,9 @@ def own_cases(policies: Sequence[OwnPolicy], longest: int) -> Iterator[OwnCase]:
             for chosen in itertools.product(*(policy.values[name] for name in policy.attributes))
         ]
         labels = [", ".join(f"{name} {value:g}" for name, value in cell.items()) for cell in cells]
-        budgets: list[dict[str, float]] = [{}]
+        budgets: list[dict[str, float]] = [{}]  # absent: every stage reads NaN
         if policy.stages:
-            budgets.append(dict.fromkeys(policy.stages, 1.0))
+            budgets += [dict.fromkeys(policy.stages, value) for value in policy.stage_values]
         for length in range(longest_queue(policy, longest) + 1):
             nows = sorted({float(length), *policy.nows})
             for chosen in itertools.product(range(len(cells)), repeat=length):

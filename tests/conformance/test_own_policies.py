@@ -120,3 +120,17 @@ def test_the_command_line_reads_policy_files(
     err = io.StringIO()
     assert main(["verify", "--policy", str(good)], out=io.StringIO(), err=err) == 2
     assert err.getvalue() == "policy-kernel: --policy applies to --against-command\n"
+
+
+def test_stage_thresholds_are_tried_on_both_sides() -> None:
+    staged = own_policy("staged", {"keys": ["budget_left(engine) >= 64 ? 0 : 1"]})
+    assert staged.stage_values == (1.0, 63.0, 64.0)
+
+    def off_by_one(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Maybe[Selection]:
+        """Reads 63 left as 64 (the stage's threshold one too low)."""
+        left = {s: v + 1 if v == 63 else v for s, v in moment.budget_left.items()}
+        return select_waiting(queue, policy, Moment(now=moment.now, budget_left=left))
+
+    bounds = SelectionBounds(2, 0).with_policies((staged,))
+    assert_conforms(check_selection(kernel_implementation(), bounds=bounds))
+    assert_disagrees(check_selection(off_by_one, bounds=bounds))
