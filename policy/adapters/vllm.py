@@ -16,6 +16,17 @@ harness. It holds:
   the queue being persistent, iteration reads the version it started with,
   and a batch (``prepend_requests``, ``remove_requests``) is built aside and
   committed at once;
+- ``_pending``: the adds not yet in ``_queue``, each ``(id, attributes,
+  serial, enqueue time, request)`` as ``WaitingQueue.extend`` takes it.
+  ``add_request`` checks at once everything the kernel would refuse, reads the
+  clock (the enqueue time) and appends here; the next operation that reads
+  the queue absorbs them all with one ``extend`` (``_absorb``), which gives
+  the version one ``append`` per add gives. An add the kernel might refuse
+  or convert (an id already waiting, a value not exactly a float, int or
+  bool, a clock reading neither a float nor an int) absorbs the pending adds
+  and takes the kernel's own ``append``, as before;
+- ``_ids``: the id of every waiting request, pending or in ``_queue``, so that
+  a duplicate add is found in one set lookup; changed with ``_queue``;
 - ``_pin``: the entry the last ``peek_request`` returned, with its key values.
   vLLM's scheduler peeks, checks that the request fits, then pops; with keys
   evaluated at selection the clock may have moved in between, so ``pop_request``
@@ -28,8 +39,10 @@ harness. It holds:
   build and commit). Reading the request's id and attributes (the getters)
   happens before the lock is taken; the clock is read under it, so enqueue
   times rise in queue order. Operations that only read the held version
-  (``len``, ``bool``, ``in``, indexing, iteration) load the one reference once
-  and take no lock: every version is immutable. The lock is taken by
+  (``len``, ``in``, indexing, iteration) absorb pending adds under the lock
+  first, then load the one reference once without it: every version is
+  immutable. ``bool`` takes no lock: it reads ``_pending`` before ``_queue``,
+  and ``_absorb`` replaces ``_queue`` before ``_pending``. The lock is taken by
   ``acquire()`` and released in a ``finally``, not by ``with``: on CPython 3.11
   that costs a third as much (docs/adapters.md, "Cost").
 
@@ -60,7 +73,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from returns.result import Failure, Result
 
-from policy.text import cut, quote, represent
+from policy.text import cut, represent
 from policy.waiting import (
     Moment,
     PolicyError,
@@ -176,14 +189,18 @@ EXACT_INTEGER: Final = 2**53
 
 def _id_text(identity: object) -> str:
     """A request id as a refusal quotes it, by the one quoting rule
-    (:func:`policy.text.quote`): at most :data:`ID_SHOWN` characters of it, then
-    ``... (N characters)`` (read as plain text: the id's own methods are not called).
+    (:func:`policy.text.quote`): a text id's first :data:`ID_SHOWN` characters
+    quoted, then ``... (N characters)`` for a longer one (its head is cut
+    first, never copied whole, and read with ``str``'s own methods); another
+    id's ``repr`` on one line, at most :data:`ID_SHOWN` characters.
 
-    >>> _id_text("req-1"), _id_text("x" * 10**6)[-27:]
-    ("'req-1'", "'... (1,000,000 characters)")
+    >>> _id_text("req-1"), _id_text("x" * 10**6)[-29:]
+    ("'req-1'", "xx'... (1,000,000 characters)")
     """
     if isinstance(identity, str):
-        return quote(str.__getitem__(identity, slice(None)), ID_SHOWN)
+        size = str.__len__(identity)
+        head = represent(str.__getitem__(identity, slice(0, ID_SHOWN)))
+        return head if size <= ID_SHOWN else f"{head}... ({size:,} characters)"
     return cut(represent(identity), ID_SHOWN)
 
 
@@ -260,11 +277,14 @@ class WaitingRequestQueue(Generic[R]):
     __slots__ = (
         "_admissions",
         "_attributes",
+        "_bare",
         "_class_names",
         "_clock",
         "_identity",
+        "_ids",
         "_lock",
         "_marks_prepended",
+        "_pending",
         "_pin",
         "_policy",
         "_prepend_resumed",
@@ -324,6 +344,7 @@ class WaitingRequestQueue(Generic[R]):
             (name, attributes[name]) for name in read
         )
         self._marks_prepended = marks
+        self._bare = not self._attributes and not marks  # no attribute read: {} for each
         self._clock = clock
         self._prepend_resumed = prepend_resumed
         self._class_names: Mapping[float, str] = names
@@ -331,6 +352,13 @@ class WaitingRequestQueue(Generic[R]):
         self._queue = WaitingQueue()
         self._lock = threading.Lock()
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
+        # Requests added and not yet absorbed into _queue (add_request's fast path),
+        # each as WaitingQueue.extend takes it.
+        self._pending: list[tuple[str | int, Mapping[str, Any], int, float, R]] = []
+        # The id of every waiting request, pending or in _queue: add_request's
+        # duplicate test in one set lookup (the kernel's map is a Python call and
+        # a trie walk); changed with _queue, under the lock.
+        self._ids: set[str | int] = set()
         self._serial = 0
         self._admissions: dict[object, int] = {}
         self._run = 0
@@ -351,12 +379,39 @@ class WaitingRequestQueue(Generic[R]):
 
     @property
     def snapshot(self) -> WaitingQueue:
-        """The current version of the kernel queue (O(1); it never changes), for
-        running the kernel's own functions on it (``select_waiting``, ...)."""
-        return self._queue
+        """The current version of the kernel queue (O(1) once the adds since the
+        last operation are absorbed; it never changes), for running the kernel's
+        own functions on it (``select_waiting``, ...)."""
+        return self._held()
 
     def __repr__(self) -> str:
-        return f"WaitingRequestQueue(path={self._policy.path!r}, waiting={len(self._queue)})"
+        return f"WaitingRequestQueue(path={self._policy.path!r}, waiting={len(self._held())})"
+
+    # --- deferred adds ------------------------------------------------------------
+
+    def _absorb(self) -> None:
+        """Join the pending adds to ``_queue`` in one ``extend`` (the caller holds
+        the lock): the version one ``append`` per add, in add order, gives.
+        ``_queue`` is replaced before ``_pending``, so that a reader without the
+        lock never sees an add in neither (``__bool__``)."""
+        pending = self._pending
+        made = self._queue.extend(self._policy, pending)
+        if type(made) is Failure:  # add_request checked what the kernel checks
+            raise RuntimeError(f"the queue refused an add it had taken: {made.failure()}")
+        self._queue = made.unwrap()
+        self._pending = []
+
+    def _held(self) -> WaitingQueue:
+        """The current version, the pending adds absorbed first (under the lock)."""
+        if self._pending:
+            lock = self._lock
+            lock.acquire()
+            try:
+                if self._pending:
+                    self._absorb()
+            finally:
+                lock.release()
+        return self._queue
 
     # --- vLLM's RequestQueue ------------------------------------------------------
 
@@ -370,25 +425,44 @@ class WaitingRequestQueue(Generic[R]):
 
     def _attributes_of(
         self, request: R, identity: object, prepended: bool = False
-    ) -> Mapping[str, Any]:
-        """The attributes the keys read (``prepended`` the queue's own, when read);
-        an integer beyond :data:`EXACT_INTEGER` in magnitude is a ``ValueError``
-        naming the request."""
+    ) -> tuple[Mapping[str, Any], bool]:
+        """The attributes the keys read (``prepended`` the queue's own, when read),
+        and whether every value is plain (exactly a ``float``, ``int`` or ``bool``:
+        one the kernel takes as it is); an integer beyond :data:`EXACT_INTEGER`
+        in magnitude is a ``ValueError`` naming the request."""
         getters = self._attributes
-        if not getters and not self._marks_prepended:
-            return {}  # a dict, whose type the kernel checks at once (a proxy takes an ABC check)
-        attributes = {name: get(request) for name, get in getters}
-        if self._marks_prepended:
-            attributes[PREPENDED] = prepended
-        for name, value in attributes.items():
-            # floats are exact as they are, booleans small: only integers can be inexact
+        if self._bare:
+            # a dict, whose type the kernel checks at once (a proxy takes an ABC check)
+            return {}, True
+        attributes: dict[str, Any] = {}
+        plain = True
+        for name, get in getters:  # a loop, not a comprehension: no frame per request
+            value = get(request)
+            attributes[name] = value
+            kind = type(value)
             if (
-                type(value) is not float
-                and isinstance(value, int)
-                and not -EXACT_INTEGER <= value <= EXACT_INTEGER
+                kind is not float
+                and kind is not bool
+                and not (kind is int and -EXACT_INTEGER <= value <= EXACT_INTEGER)
             ):
+                plain = False  # looked at below, once every getter has been read
+        if self._marks_prepended:
+            attributes[PREPENDED] = prepended  # a bool: plain
+        if plain:
+            return attributes, True
+        plain = True
+        for name, value in attributes.items():
+            kind = type(value)
+            if kind is float or kind is bool:
+                continue  # floats are exact as they are, booleans small
+            if kind is not int:
+                plain = False  # the kernel's own checks decide (add_request's slow path)
+                if not isinstance(value, int):
+                    continue
+            # only integers can be inexact
+            if not -EXACT_INTEGER <= value <= EXACT_INTEGER:
                 raise _inexact(identity, name, value)
-        return attributes
+        return attributes, plain
 
     def add_request(self, request: R) -> None:
         """Queue ``request`` by the policy's keys, waiting from now.
@@ -400,24 +474,39 @@ class WaitingRequestQueue(Generic[R]):
         id that is not exactly a ``str`` or an ``int`` is a ``TypeError`` (an id
         whose hash could change would leave an entry no one can remove).
         """
-        identity = self._identity_of(request)
-        attributes = self._attributes_of(request, identity)
+        identity = self._identity(request)  # _identity_of, inline: once per request
+        if type(identity) is not str and type(identity) is not int:
+            raise _wrong_id(identity)
+        if self._bare:
+            attributes: Mapping[str, Any] = {}  # a dict, whose type the kernel checks at once
+            plain = True
+        else:
+            attributes, plain = self._attributes_of(request, identity)
         lock = self._lock
         lock.acquire()
         try:
             self._pin = None
+            now = self._clock()
+            serial = self._serial
+            kind = type(now)
+            if plain and (kind is float or kind is int) and identity not in self._ids:
+                # nothing the kernel could refuse: deferred, absorbed in one
+                # extend by the next operation that reads the queue
+                self._pending.append((identity, attributes, serial, now, request))
+                self._ids.add(identity)
+                self._serial = serial + 1
+                return
+            # a refusal, or a value the kernel converts: its own append decides
+            if self._pending:
+                self._absorb()
             made = self._queue.append(
-                self._policy,
-                identity,
-                attributes,
-                serial=self._serial,
-                now=self._clock(),
-                carried=request,
+                self._policy, identity, attributes, serial=serial, now=now, carried=request
             )
             if type(made) is Failure:  # not isinstance: an ABC check on every request
                 raise ValueError(str(made.failure()))
-            self._serial += 1
+            self._serial = serial + 1
             self._queue = made.unwrap()
+            self._ids.add(identity)
         finally:
             lock.release()
 
@@ -425,7 +514,7 @@ class WaitingRequestQueue(Generic[R]):
         """What the queue reads from ``request`` to prepend it (outside the lock:
         the getters are the host's code)."""
         identity = self._identity_of(request)
-        return identity, self._attributes_of(request, identity, prepended=True), request
+        return identity, self._attributes_of(request, identity, prepended=True)[0], request
 
     def _prepended(
         self, queue: WaitingQueue, serial: int, read: tuple[Any, Mapping[str, Any], R], now: float
@@ -449,9 +538,12 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()
         try:
             self._pin = None
+            if self._pending:
+                self._absorb()
             self._queue, self._serial = self._prepended(
                 self._queue, self._serial, read, self._clock()
             )
+            self._ids.add(read[0])
         finally:
             lock.release()
 
@@ -469,11 +561,14 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()
         try:
             self._pin = None
+            if self._pending:
+                self._absorb()
             queue, serial = self._queue, self._serial
             now = self._clock()  # one moment for the batch
             for read in batch:
                 queue, serial = self._prepended(queue, serial, read, now)
             self._queue, self._serial = queue, serial
+            self._ids.update(read[0] for read in batch)
         finally:
             lock.release()
 
@@ -484,6 +579,8 @@ class WaitingRequestQueue(Generic[R]):
         lock = self._lock
         lock.acquire()
         try:
+            if self._pending:
+                self._absorb()  # a pin, when set, is older than any pending add: none is
             pinned = self._pin
             if pinned is None:
                 # one admission attempt whose fit the scheduler has checked
@@ -495,6 +592,7 @@ class WaitingRequestQueue(Generic[R]):
                 self._pin = None
             entry, keys = pinned
             self._queue = self._queue.without(entry)
+            self._ids.discard(entry.identity)
             warn = self._count(entry, keys)
         finally:
             lock.release()
@@ -510,6 +608,8 @@ class WaitingRequestQueue(Generic[R]):
         lock = self._lock
         lock.acquire()  # the selection and its pin, at once
         try:
+            if self._pending:
+                self._absorb()
             pinned = self._pin
             if pinned is None:
                 moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
@@ -533,10 +633,13 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()
         try:
             self._pin = None
+            if self._pending:
+                self._absorb()
             made = self._queue.remove(identity)
             if type(made) is Failure:  # not isinstance: an ABC check on every request
                 raise ValueError(str(made.failure()))
             self._queue = made.unwrap()
+            self._ids.discard(identity)
         finally:
             lock.release()
 
@@ -549,29 +652,37 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()
         try:
             self._pin = None
-            queue = self._queue
+            if self._pending:
+                self._absorb()
+            queue, waiting = self._queue, self._ids
             for identity in identities:
                 if type(identity) is not str and type(identity) is not int:
                     continue  # never queued: add_request refuses such ids
+                if identity not in waiting:
+                    continue  # one set lookup for a request that is not waiting
                 entry = queue.entry_of(identity)
                 if entry is not None:
                     queue = queue.without(entry)
+                    waiting.discard(identity)
             self._queue = queue
         finally:
             lock.release()
 
     def __bool__(self) -> bool:
-        return bool(self._queue)  # one call fewer than len(...) > 0: vLLM asks every admission
+        # one call fewer than len(...) > 0: vLLM asks every admission. No lock and no
+        # absorption: _pending is read first and _absorb replaces _queue first, so a
+        # pending add is seen in one or the other.
+        return bool(self._pending) or bool(self._queue)
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return len(self._held())
 
     def __iter__(self) -> Iterator[R]:
         """The waiting requests in dispatch order now (the order repeated pops at
         this moment would take them), lazily, O(log n) each after the first on
         the ``fifo``, ``static`` and ``lanes`` paths. Iteration reads the queue
         as it was when it started, whatever happens to the queue meanwhile."""
-        order = dispatch_order(self._queue, self._policy, Moment(self._clock()))
+        order = dispatch_order(self._held(), self._policy, Moment(self._clock()))
         return (selection.entry.carried for selection in order)  # type: ignore[misc]
 
     def __getitem__(self, index: int) -> R:
@@ -588,7 +699,7 @@ class WaitingRequestQueue(Generic[R]):
                 raise TypeError(
                     f"waiting queue index must be an integer, not {type(index).__name__}"
                 ) from None
-        queue = self._queue  # one version: it never changes
+        queue = self._held()  # one version: it never changes
         size = len(queue)
         position = index + size if index < 0 else index
         if not 0 <= position < size:
@@ -606,7 +717,7 @@ class WaitingRequestQueue(Generic[R]):
             return False
         if type(identity) is not str and type(identity) is not int:
             return False  # never queued: add_request refuses such ids
-        return self._queue.entry_of(identity) is not None
+        return self._held().entry_of(identity) is not None
 
     # --- statistics ----------------------------------------------------------------
 
@@ -669,6 +780,8 @@ class WaitingRequestQueue(Generic[R]):
         lock = self._lock
         lock.acquire()  # the counts, the run and the size of one moment
         try:
+            if self._pending:
+                self._absorb()
             counted = list(self._admissions.items())
             run = self._run
             waiting = len(self._queue)

@@ -365,7 +365,7 @@ def attribute_layout(
     order = policy.plan.attribute_order
     if not order and not attributes:  # FIFO's usual request: nothing to lay out
         return (), (), ()
-    values = tuple(_stored(attributes[name]) for name in order)
+    values = tuple(map(_stored, map(attributes.__getitem__, order)))  # no generator frame
     if len(attributes) == len(order):
         return order, values, ()
     extra = tuple(name for name in attributes if name not in order)
@@ -373,6 +373,9 @@ def attribute_layout(
 
 
 def _stored(value: AttributeValue) -> AttributeValue:
+    kind = type(value)
+    if kind is float or kind is bool:  # the usual values, without the union's isinstance
+        return value
     return value if isinstance(value, bool | float) else as_float(value)
 
 

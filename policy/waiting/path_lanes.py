@@ -75,6 +75,14 @@ class LaneIndex:
         grown = (_EMPTY_LINE if members is None else members).joined_back(entry)
         return _index(self.policy, lanes.set(lane, grown), ordered)
 
+    def added_all(self, entries: list[WaitingEntry], back: WaitingEntry | None) -> LaneIndex:
+        """With ``entries`` joining in order behind ``back``: one :meth:`added` each."""
+        index = self
+        for entry in entries:
+            index = index.added(entry, None if back is None or back.resumed else back)
+            back = entry
+        return index
+
     def dropped(self, entry: WaitingEntry) -> LaneIndex:
         """Without ``entry`` (non-resumed, in the index)."""
         lane = self.policy.plan.lane_of(entry.values, entry.serial)

@@ -43,6 +43,11 @@ class PathIndex(Protocol):
 
     def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> PathIndex: ...
 
+    def added_all(self, entries: list[WaitingEntry], back: WaitingEntry | None) -> PathIndex:
+        """With ``entries`` (non-resumed, tickets rising) joining in order behind
+        ``back``: the index one :meth:`added` per entry gives."""
+        ...
+
     def dropped(self, entry: WaitingEntry) -> PathIndex: ...
 
     def selected(self, now: float, budget_left: Mapping[str, float]) -> Chosen | None: ...
@@ -67,6 +72,10 @@ class Unindexed:
     policy: QueuePolicy
 
     def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> Unindexed:  # noqa: ARG002 - PathIndex's parameters
+        """Itself: nothing is kept."""
+        return self
+
+    def added_all(self, entries: list[WaitingEntry], back: WaitingEntry | None) -> Unindexed:  # noqa: ARG002 - PathIndex's parameters
         """Itself: nothing is kept."""
         return self
 

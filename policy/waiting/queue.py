@@ -106,9 +106,11 @@ class QueueError:
 
 
 #: What :meth:`WaitingQueue.extend` takes per request, and its refusals of other items.
+#: The fifth part, ``carried``, may be left out (None).
 _REQUEST_PARTS: Final = ("identity", "attributes", "serial", "now")
-_NOT_A_REQUEST: Final = f"is not a request: a tuple ({', '.join(_REQUEST_PARTS)})"
-_NOT_REQUESTS: Final = f"is not an iterable of requests, tuples ({', '.join(_REQUEST_PARTS)})"
+_PARTS_TEXT: Final = f"{', '.join(_REQUEST_PARTS)}[, carried]"
+_NOT_A_REQUEST: Final = f"is not a request: a tuple ({_PARTS_TEXT})"
+_NOT_REQUESTS: Final = f"is not an iterable of requests, tuples ({_PARTS_TEXT})"
 
 #: The refusal of an identity that is_request_id refuses (append, requeue, remove).
 _NOT_AN_IDENTITY: Final = f"an identity must be {REQUEST_ID_RULE}"
@@ -178,17 +180,6 @@ class WaitingQueue:
     def _position_of(self, entry: WaitingEntry) -> int:
         """The position of ``entry``, which must wait in this queue."""
         return self._order.rank(entry)
-
-    def _get(self, identity: RequestId) -> WaitingEntry | None:
-        # Only a request id can be waiting, and only one is looked up: a colliding
-        # hash makes the map call the value's __eq__, which may raise (plain str
-        # and int ids always pass, without the call).
-        if type(identity) is not str and type(identity) is not int and not is_request_id(identity):
-            return None
-        entry = self._by_identity.get(identity)
-        if entry is None or not self._order.holds(entry):  # left, and not yet swept
-            return None
-        return entry
 
     def _bound(self, policy: QueuePolicy) -> WaitingQueue:
         """This queue with its index built for ``policy`` (itself when it already is)."""
@@ -288,7 +279,19 @@ class WaitingQueue:
         >>> WaitingQueue().entry_of("a") is None
         True
         """
-        return self._get(identity)
+        # Only a request id can be waiting, and only one is looked up: a colliding
+        # hash makes the map call the value's __eq__, which may raise (plain str
+        # and int ids always pass, without the call).
+        if type(identity) is not str and type(identity) is not int and not is_request_id(identity):
+            return None
+        entry = self._by_identity.get(identity)
+        if entry is None or not self._order.holds(entry):  # left, and not yet swept
+            return None
+        return entry
+
+    #: The same function, by its internal name (one call fewer than a wrapper:
+    #: a host's add asks it every time).
+    _get = entry_of
 
     def _with_all(self, entries: list[WaitingEntry]) -> WaitingQueue:
         """With ``entries`` (new, not resumed, tickets from the next back one up) last."""
@@ -297,9 +300,7 @@ class WaitingQueue:
         if index.tracks:
             order = self._order
             last = order.last() if order else None
-            for entry in entries:
-                index = index.added(entry, None if last is None or last.resumed else last)
-                last = entry
+            index = index.added_all(entries, None if last is None or last.resumed else last)
         return _queue_of(
             self._order.joined_back_all(entries),
             self._by_identity.update((entry.identity, entry) for entry in entries),
@@ -372,13 +373,13 @@ class WaitingQueue:
             return QueueError(
                 identity, f"ever_fits must be a function or None, not {shown(ever_fits)}"
             )
-        order = policy.plan.attribute_order  # the attributes the keys read
-        if order and not all(name in attributes for name in order):
-            missing = sorted(policy.attributes_read - attributes.keys())
-            return QueueError(
-                identity,
-                f"lacks attribute {quote(missing[0])}, which the queue policy's keys read",
-            )
+        for name in policy.plan.attribute_order:  # the attributes the keys read
+            if name not in attributes:  # a loop, not all(...): no generator per request
+                missing = sorted(policy.attributes_read - attributes.keys())
+                return QueueError(
+                    identity,
+                    f"lacks attribute {quote(missing[0])}, which the queue policy's keys read",
+                )
         names, values, extras = attribute_layout(policy, attributes)
         at = now if type(now) is float else as_float(now)
         keys = None
@@ -474,16 +475,21 @@ class WaitingQueue:
     def extend(
         self,
         policy: QueuePolicy,
-        requests: Iterable[tuple[RequestId, Mapping[str, AttributeValue], int, float]],
+        requests: Iterable[
+            tuple[RequestId, Mapping[str, AttributeValue], int, float]
+            | tuple[RequestId, Mapping[str, AttributeValue], int, float, object]
+        ],
         *,
         ever_fits: Callable[[WaitingEntry], bool] | None = None,
     ) -> Result[WaitingQueue, QueueError]:
         """This queue with every request of ``requests``, each an ``(identity,
-        attributes, serial, now)``, appended in order: the queue that one
-        :meth:`append` per request gives, built in one pass (one vector extension
-        and one identity-map update). All or nothing: the first request refused,
-        for any reason :meth:`append` refuses one (or an identity twice in the
-        batch, or an item that is not such a tuple), is the result.
+        attributes, serial, now)`` or ``(identity, attributes, serial, now,
+        carried)``, appended in order: the queue that one :meth:`append` per
+        request gives (``carried`` as :meth:`append` keeps it; None when left
+        out), built in one pass (one vector extension and one identity-map
+        update). All or nothing: the first request refused, for any reason
+        :meth:`append` refuses one (or an identity twice in the batch, or an
+        item that is not such a tuple), is the result.
 
         >>> from policy.waiting.policies import fifo
         >>> queue = WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0), ("b", {}, 1, 0.5)])
@@ -499,11 +505,16 @@ class WaitingQueue:
         batch: set[RequestId] = set()
         ticket = self._back
         for request in requests:
-            if type(request) is not tuple or len(request) != len(_REQUEST_PARTS):
+            parts = len(request) if type(request) is tuple else 0
+            if parts == len(_REQUEST_PARTS):
+                identity, attributes, serial, now = request  # type: ignore[misc]
+                carried = None
+            elif parts == len(_REQUEST_PARTS) + 1:
+                identity, attributes, serial, now, carried = request  # type: ignore[misc]
+            else:
                 return Failure(QueueError(cast(RequestId, request), _NOT_A_REQUEST))
-            identity, attributes, serial, now = request
             made = self._entry_for(
-                policy, identity, attributes, serial, now, False, ever_fits, ticket
+                policy, identity, attributes, serial, now, False, ever_fits, ticket, carried
             )
             if type(made) is QueueError:
                 return Failure(made)

@@ -14,6 +14,7 @@ def test_every_queue_and_operation_has_a_row() -> None:
     rows = adapter.adapter_rows([200], quick=True)
     operations = [
         "add_request",
+        "add_request, absorbed",
         "pop_request",
         "peek+pop",
         "prepend_request",

@@ -99,7 +99,8 @@ def test_the_refusal_quotes_a_long_id_cut() -> None:
         queue.add_request(SimpleNamespace(request_id=HashedStr("x" * 10**6)))
     message = str(raised.value)
     quoted = message.split(": ", maxsplit=1)[0].removeprefix("request id ")
-    assert quoted == "'" + "x" * ID_SHOWN + "'... (1,000,000 characters)"  # the one rule
+    # the one quoting rule (policy.text.quote): the head quoted, then the id's length
+    assert quoted == repr("x" * ID_SHOWN) + "... (1,000,000 characters)"
     assert len(message) < 400
 
 

@@ -12,7 +12,8 @@ Four queues, four models, each kept by plain Python structures:
   requests in front of a list whose order is the Ascend lanes' class at the
   current clock, then insertion number.
 
-Rules add, prepend (one, or several through ``prepend_requests`` from a list,
+Rules add (one, or several with nothing read in between, which the queue
+absorbs in one batch), prepend (one, or several through ``prepend_requests`` from a list,
 an iterator or a deque), pop, peek, remove (waiting or absent; one, or a batch
 with ``remove_requests``), and move the clock. Each model keeps the pin as
 vLLM's scheduler needs it: a peek pins its request until the next pop, add,
@@ -223,6 +224,20 @@ class QueueMachine(RuleBasedStateMachine):
         self.model.pinned = None
         self.model.add(request)
 
+    @rule(
+        specs=st.lists(requests_specs, min_size=2, max_size=5),
+        seconds=st.sampled_from([0.0, 0.03, 0.1]),
+    )
+    def add_many(self, specs: list[dict[str, Any]], seconds: float) -> None:
+        # Adds with nothing read in between, the clock moving: the adapter defers
+        # them and absorbs them in one batch at the next read (its fast path).
+        for spec in specs:
+            request = self.fresh(spec)
+            self.queue.add_request(request)
+            self.model.pinned = None
+            self.model.add(request)
+            self.clock.advance(seconds)
+
     @rule(target=gone)
     @precondition(lambda self: bool(self.model.order()))
     def pop(self) -> Req:
@@ -315,12 +330,13 @@ class QueueMachine(RuleBasedStateMachine):
     @invariant()
     def agrees_with_the_model(self) -> None:
         expected = self.waiting()
+        assert bool(self.queue) == bool(expected)  # first: bool absorbs no pending add
         assert len(self.queue) == len(expected)
-        assert bool(self.queue) == bool(expected)
         assert [r.request_id for r in self.queue] == [r.request_id for r in expected]
         assert all(a is b for a, b in zip(self.queue, expected, strict=True))
         for request in self.known:
             assert (request in self.queue) == any(r is request for r in expected)
+        assert self.queue._ids == {r.request_id for r in expected}  # the adapter's id set
 
 
 def _machine(
@@ -383,7 +399,17 @@ class _RemovesAbsentSilently(WaitingRequestQueue[Any]):
             super().remove_request(request)
 
 
-@pytest.mark.parametrize("broken", [_PrependsInListOrder, _RemovesAbsentSilently])
+class _AbsorbsReversed(WaitingRequestQueue[Any]):
+    """The deferred adds absorbed in reverse order (a broken batch)."""
+
+    __slots__ = ()
+
+    def _absorb(self) -> None:
+        self._pending.reverse()
+        super()._absorb()
+
+
+@pytest.mark.parametrize("broken", [_PrependsInListOrder, _RemovesAbsentSilently, _AbsorbsReversed])
 def test_the_machine_catches_a_broken_queue(broken: type[WaitingRequestQueue[Any]]) -> None:
     def make(clock: FakeClock) -> WaitingRequestQueue[Any]:
         queue = fcfs_queue(clock=clock)
