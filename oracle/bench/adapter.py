@@ -12,7 +12,7 @@ kernel operation's (the note names it), per call:
 
 - ``add_request`` against ``WaitingQueue.append`` (attributes already built):
   the adds alone, which the adapter defers (absorbed untimed, by the restore);
-- ``add_request, absorbed``: the same adds, then the one read (``len``) that
+- ``add_request, absorbed``: the same adds, then the one read (``snapshot``) that
   absorbs them in one ``WaitingQueue.extend``, against the same appends: the
   adds' whole cost;
 - ``pop_request`` against ``select_entry`` then ``WaitingQueue.without``;
@@ -203,9 +203,9 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
     add_fresh = _each(queue.add_request, fresh)
 
     def absorbed_adds() -> None:
-        """The adds, then the one read that absorbs them (``len``): their whole cost."""
+        """The adds, then the one read that absorbs them (``snapshot``): their whole cost."""
         add_fresh()
-        len(queue)
+        _ = queue.snapshot
 
     def drop_fresh() -> None:
         queue.remove_requests(fresh)

@@ -39,10 +39,12 @@ harness. It holds:
   build and commit). Reading the request's id and attributes (the getters)
   happens before the lock is taken; the clock is read under it, so enqueue
   times rise in queue order. Operations that only read the held version
-  (``len``, ``in``, indexing, iteration) absorb pending adds under the lock
+  (``in``, indexing, iteration) absorb pending adds under the lock
   first, then load the one reference once without it: every version is
-  immutable. ``bool`` takes no lock: it reads ``_pending`` before ``_queue``,
-  and ``_absorb`` replaces ``_queue`` before ``_pending``. The lock is taken by
+  immutable. ``bool`` and ``len`` take no lock and absorb nothing: they read
+  the size of ``_ids``, which every operation changes under the lock, once it
+  has replaced ``_queue`` (vLLM asks both of its queues on every admission
+  and counts them on every step). The lock is taken by
   ``acquire()`` and released in a ``finally``, not by ``with``: on CPython 3.11
   that costs a third as much (docs/adapters.md, "Cost").
 
@@ -669,13 +671,13 @@ class WaitingRequestQueue(Generic[R]):
             lock.release()
 
     def __bool__(self) -> bool:
-        # one call fewer than len(...) > 0: vLLM asks every admission. No lock and no
-        # absorption: _pending is read first and _absorb replaces _queue first, so a
-        # pending add is seen in one or the other.
-        return bool(self._pending) or bool(self._queue)
+        # vLLM asks every admission, of both its queues: one set's size, no lock and
+        # no absorption (_ids holds every waiting id, pending or queued; an
+        # operation changes it under the lock, after the queue)
+        return bool(self._ids)
 
     def __len__(self) -> int:
-        return len(self._held())
+        return len(self._ids)
 
     def __iter__(self) -> Iterator[R]:
         """The waiting requests in dispatch order now (the order repeated pops at

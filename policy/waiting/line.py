@@ -299,6 +299,23 @@ class Line(tuple[Any, ...], Generic[E]):
         dead: OrderedMap[int, bool] = self[6]
         return slot - dead.rank(entry.ticket) if dead else slot
 
+    def count_before(self, ticket: int) -> int:
+        """How many entries have a ticket below ``ticket`` (any integer, in this
+        line or not). O(log n).
+
+        >>> from types import SimpleNamespace as E
+        >>> line = Line.empty().joined_back_all([E(ticket=0), E(ticket=4)])
+        >>> line = line.joined_front(E(ticket=-1))
+        >>> [line.count_before(t) for t in (-5, -1, 0, 3, 4, 9)]
+        [0, 0, 1, 2, 2, 3]
+        """
+        front, top, back, head, tail = self[0], self[1], self[2], self[3], self[4]
+        # front slots hold falling tickets: those below ``ticket`` are the top ones
+        slots: int = top - bisect_left(front, -ticket + 1, 0, top, key=_negated_ticket_of)
+        slots += bisect_left(back, ticket, head, tail, key=_ticket_of) - head
+        dead: OrderedMap[int, bool] = self[6]
+        return slots - dead.rank(ticket) if dead else slots
+
     def at(self, position: int) -> E:
         """The entry at ``position`` (0 to ``len - 1``; an ``IndexError`` otherwise).
         O(1) without tombstones, O(log n · log tombstones) with them.

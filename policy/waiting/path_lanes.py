@@ -49,6 +49,11 @@ class LaneIndex:
 
     #: The path keeps entries (the queue updates it on every join and leave).
     tracks: ClassVar[bool] = True
+    #: ``added`` reads ``back`` (the time order's check).
+    needs_back: ClassVar[bool] = True
+    #: The class lines hold every entry (the queue keeps only its resumed
+    #: entries in a line of its own).
+    holds_order: ClassVar[bool] = True
 
     policy: QueuePolicy
     #: class -> its entries in ticket order.
@@ -61,6 +66,15 @@ class LaneIndex:
     def empty(policy: QueuePolicy) -> LaneIndex:
         """The index of an empty queue under ``policy``."""
         return _index(policy, _NO_LANES, True)
+
+    def lines(self) -> tuple[Line[WaitingEntry], ...]:
+        """The class lines."""
+        return tuple(self.lanes.values())
+
+    def holds(self, entry: WaitingEntry) -> bool:
+        """Whether this very entry is in its class's line."""
+        members = self.lanes.get(self.policy.plan.lane_of(entry.values, entry.serial))
+        return members is not None and members.holds(entry)
 
     def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> LaneIndex:
         """With ``entry``, which joins the queue behind ``back`` (the last

@@ -79,6 +79,8 @@ class StaticIndex:
 
     #: The path keeps entries (the queue updates it on every join and leave).
     tracks: ClassVar[bool] = True
+    #: ``added`` does not read ``back``.
+    needs_back: ClassVar[bool] = False
 
     policy: QueuePolicy
     #: When not ``by_class``: (sort key of the key values, ticket) -> entry.
@@ -94,6 +96,25 @@ class StaticIndex:
     def empty(policy: QueuePolicy) -> StaticIndex:
         """The index of an empty queue under ``policy``."""
         return _index(policy, OrderedMap(), _NO_CLASSES, (), True)
+
+    @property
+    def holds_order(self) -> bool:
+        """Whether the class lines hold the entries (``by_class``): the general
+        index keeps them in key order only, and the queue then keeps its own line."""
+        return self.by_class
+
+    def lines(self) -> tuple[Line[WaitingEntry], ...]:
+        """The class lines, in class order (when ``by_class``)."""
+        classes = self.classes
+        return tuple(classes[value] for value in self.class_order)
+
+    def holds(self, entry: WaitingEntry) -> bool:
+        """Whether this very entry is in its class's line (when ``by_class``)."""
+        keys = static_keys(self.policy, entry)
+        if not keys:
+            return False
+        members = self.classes.get(_class_of(keys[0]))
+        return members is not None and members.holds(entry)
 
     def _ranked_key(self, entry: WaitingEntry) -> tuple[Any, ...]:
         # nested, not flat: stored key lists may differ in length (another policy's)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from policy.waiting.entry import WaitingEntry
+from policy.waiting.line import Line
 from policy.waiting.path_lanes import LaneIndex
 from policy.waiting.path_static import StaticIndex
 from policy.waiting.queue_policy import QueuePolicy
@@ -38,8 +39,26 @@ class PathIndex(Protocol):
 
     tracks: ClassVar[bool]
 
+    #: ``added`` reads its ``back`` argument (the queue finds it only then).
+    needs_back: ClassVar[bool]
+
     @property
     def policy(self) -> QueuePolicy: ...
+
+    @property
+    def holds_order(self) -> bool:
+        """Whether :meth:`lines` hold every entry of the index, each line in ticket
+        order: then the queue keeps no line of its own for them (only for its
+        resumed entries), and its order is the merge of all these lines."""
+        ...
+
+    def lines(self) -> tuple[Line[WaitingEntry], ...]:
+        """The index's lines, none empty (asked only when :attr:`holds_order`)."""
+        ...
+
+    def holds(self, entry: WaitingEntry) -> bool:
+        """Whether this very entry is in the index (asked only when :attr:`holds_order`)."""
+        ...
 
     def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> PathIndex: ...
 
@@ -68,8 +87,20 @@ class Unindexed:
     """The ``fifo`` and ``scan`` paths: nothing kept, the queue selects itself."""
 
     tracks: ClassVar[bool] = False
+    needs_back: ClassVar[bool] = False
 
     policy: QueuePolicy
+
+    #: The queue's own line holds every entry.
+    holds_order: ClassVar[bool] = False
+
+    def lines(self) -> tuple[Line[WaitingEntry], ...]:
+        """None: nothing is kept."""
+        return ()
+
+    def holds(self, entry: WaitingEntry) -> bool:  # noqa: ARG002 - PathIndex's parameters
+        """False: nothing is kept."""
+        return False
 
     def added(self, entry: WaitingEntry, back: WaitingEntry | None) -> Unindexed:  # noqa: ARG002 - PathIndex's parameters
         """Itself: nothing is kept."""

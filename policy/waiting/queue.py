@@ -9,10 +9,16 @@ count up from 0, requeues count down from -1, so ascending tickets are queue
 order. A queue version holds persistent indexes, all sharing structure with
 the version they came from:
 
-- ``_order``: the entries in ticket order (a :class:`~policy.waiting.line.Line`,
+- ``_order``: entries in ticket order (a :class:`~policy.waiting.line.Line`,
   two persistent C vectors with a moving head): appends, requeues, the front
   and admissions at the front in O(1), removal anywhere in O(log n), position
-  (rank) in O(log n + removals in the middle not yet compacted);
+  (rank) in O(log n). It holds every entry, except when the index's own lines
+  hold the non-resumed ones (``PathIndex.holds_order``: the ``static`` path
+  by class, the ``lanes`` path): then it holds the resumed entries only, the
+  queue's order is the merge of all these lines by ticket, and an admission
+  from the middle of the queue (a priority class's head) leaves one line, at
+  its front, instead of leaving a tombstone in a line of every entry;
+- ``_size``: how many entries wait;
 - ``_by_identity``: identity -> entry (an ``immutables.Map``, the hash array
   mapped trie behind the standard library's contextvars): duplicates and
   removal by identity without a scan. It is updated lazily: an entry that
@@ -42,6 +48,7 @@ import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Final, cast
 
 from immutables import Map
@@ -84,6 +91,9 @@ _EMPTY_LINE: Final[Line[Any]] = Line.empty()
 _SET_SUCCESS: Final = value_setter(Success)
 
 _NO_IDENTITIES: Final[Map[Any, Any]] = Map()
+#: Positions below this are found by walking the merged lines (quicker than bisection there).
+_WALKED_UP_TO: Final = 64
+_ticket_of: Final = attrgetter("ticket")
 #: The identity map is swept when it holds more than twice the waiting entries plus this.
 _SWEEP_SLACK: Final = 64
 
@@ -132,6 +142,7 @@ class WaitingQueue:
     _front: int
     _back: int
     _index: PathIndex | None
+    _size: int
 
     def __init__(self) -> None:
         _set_order(self, _EMPTY_LINE)
@@ -139,16 +150,90 @@ class WaitingQueue:
         _set_front(self, -1)
         _set_back(self, 0)
         _set_index(self, None)
+        _set_size(self, 0)
 
     def __len__(self) -> int:
-        size: int = self._order[7]  # the line's size, without its own __len__ call
-        return size
+        return self._size
 
     def __bool__(self) -> bool:
-        return self._order[7] > 0  # type: ignore[no-any-return]
+        return self._size > 0
 
     def __iter__(self) -> Iterator[WaitingEntry]:
-        return iter(self._order)
+        lines = self._lines()
+        if len(lines) == 1:
+            return iter(lines[0])
+        return heapq.merge(*lines, key=_ticket_of)
+
+    def _lines(self) -> tuple[Line[WaitingEntry], ...]:
+        """The lines that hold every entry, none empty unless the queue is (then
+        one empty line); the queue's order is their merge by ticket."""
+        index = self._index
+        if index is None or not index.holds_order:
+            return (self._order,)
+        held = index.lines()
+        if not self._order:
+            return held or (self._order,)
+        return (self._order, *held)
+
+    def _first(self) -> WaitingEntry:
+        """The first entry (the queue must not be empty)."""
+        lines = self._lines()
+        first: WaitingEntry = lines[0].first()
+        for line in lines[1:]:
+            head: WaitingEntry = line.first()
+            if head.ticket < first.ticket:
+                first = head
+        return first
+
+    def _last_fresh(self) -> WaitingEntry | None:
+        """The last non-resumed entry, or None if there is none."""
+        index = self._index
+        last: WaitingEntry | None = None
+        if index is not None and index.holds_order:
+            for line in index.lines():
+                tail: WaitingEntry = line.last()
+                if last is None or tail.ticket > last.ticket:
+                    last = tail
+            return last
+        order = self._order
+        last = order.last() if order else None
+        return None if last is None or last.resumed else last
+
+    def _holds(self, entry: WaitingEntry) -> bool:
+        """Whether this very entry waits in this queue."""
+        index = self._index
+        if entry.resumed or index is None or not index.holds_order:
+            return self._order.holds(entry)
+        return index.holds(entry)
+
+    def _at(self, position: int) -> WaitingEntry:
+        """The entry at ``position`` of the queue's order (0 to ``len - 1``; an
+        ``IndexError`` otherwise): the line's own ``at`` when one line holds
+        every entry; else the merge walked near the front, and beyond, each
+        line searched by bisection for the entry with exactly ``position``
+        entries before it (O(k^2 log^2 n) for k lines)."""
+        if not 0 <= position < self._size:
+            raise IndexError(position)
+        lines = self._lines()
+        if len(lines) == 1:
+            return lines[0].at(position)
+        if position < _WALKED_UP_TO:
+            for at, entry in enumerate(self):
+                if at == position:
+                    return entry
+        for line in lines:
+            low, high = 0, len(line)
+            while low < high:
+                middle = (low + high) // 2
+                entry = line.at(middle)
+                before = sum(other.count_before(entry.ticket) for other in lines)
+                if before == position:
+                    return entry
+                if before < position:
+                    low = middle + 1
+                else:
+                    high = middle
+        raise IndexError(position)  # pragma: no cover - the lines hold every position
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, WaitingQueue):
@@ -164,7 +249,7 @@ class WaitingQueue:
     @property
     def entries(self) -> tuple[WaitingEntry, ...]:
         """Every entry in queue order (a snapshot; O(n))."""
-        return tuple(self._order)
+        return tuple(self)
 
     def index_of(self, identity: RequestId) -> Maybe[int]:
         """Where the request ``identity`` waits, if it does.
@@ -175,11 +260,15 @@ class WaitingQueue:
         entry = self._get(identity)
         if entry is None:
             return Nothing
-        return Some(self._order.rank(entry))
+        return Some(self._position_of(entry))
 
     def _position_of(self, entry: WaitingEntry) -> int:
         """The position of ``entry``, which must wait in this queue."""
-        return self._order.rank(entry)
+        lines = self._lines()
+        if len(lines) == 1:
+            return lines[0].rank(entry)
+        ticket = entry.ticket
+        return sum(line.count_before(ticket) for line in lines)
 
     def _bound(self, policy: QueuePolicy) -> WaitingQueue:
         """This queue with its index built for ``policy`` (itself when it already is)."""
@@ -192,6 +281,7 @@ class WaitingQueue:
             self._front,
             self._back,
             index_for(policy),
+            0,
         )
         for entry in self:  # tickets are kept; the layout follows the policy
             rebuilt = rebuilt._with(entry_laid_out(policy, entry), keep_counters=True)
@@ -202,7 +292,7 @@ class WaitingQueue:
         policy: QueuePolicy, entries: Iterator[WaitingEntry] | list[WaitingEntry]
     ) -> WaitingQueue:
         """A queue of exactly these entries in this order (for tests of wrong kernels)."""
-        queue = _queue_of(_EMPTY_LINE, _NO_IDENTITIES, -1, 0, index_for(policy))
+        queue = _queue_of(_EMPTY_LINE, _NO_IDENTITIES, -1, 0, index_for(policy), 0)
         for ticket, entry in enumerate(entries):
             laid = entry_laid_out(policy, entry)
             queue = queue._with(
@@ -226,6 +316,7 @@ class WaitingQueue:
             -1,
             len(queue),
             queue._index,
+            queue._size,
         )
 
     def _with(self, entry: WaitingEntry, *, keep_counters: bool = False) -> WaitingQueue:
@@ -234,6 +325,7 @@ class WaitingQueue:
         index = self._index
         assert index is not None
         front, back = self._front, self._back
+        order = self._order
         if entry.resumed:
             if not keep_counters:
                 front = entry.ticket - 1
@@ -241,9 +333,19 @@ class WaitingQueue:
             if not keep_counters:
                 back = entry.ticket + 1
             if index.tracks:
-                last = self._order.last() if self._order else None
-                index = index.added(entry, None if last is None or last.resumed else last)
-        order = self._order
+                grown = index.added(entry, self._last_fresh() if index.needs_back else None)
+                if index.holds_order and not grown.holds_order:
+                    order = self._one_line()  # the index keeps them in key order only now
+                index = grown
+            if index.holds_order:
+                return _queue_of(
+                    order,
+                    self._by_identity.set(entry.identity, entry),
+                    front,
+                    back,
+                    index,
+                    self._size + 1,
+                )
         return _queue_of(
             # the ticket says the end: requeues count down from -1 (a rebuild adds
             # every entry in ticket order, at the back)
@@ -254,7 +356,13 @@ class WaitingQueue:
             front,
             back,
             index,
+            self._size + 1,
         )
+
+    def _one_line(self) -> Line[WaitingEntry]:
+        """Every entry in one line, in ticket order (O(n): when the index stops
+        holding the order)."""
+        return _EMPTY_LINE.joined_back_all(list(self))
 
     def without(self, entry: WaitingEntry) -> WaitingQueue:
         """This queue without ``entry``: an entry of this very queue (from its
@@ -285,7 +393,7 @@ class WaitingQueue:
         if type(identity) is not str and type(identity) is not int and not is_request_id(identity):
             return None
         entry = self._by_identity.get(identity)
-        if entry is None or not self._order.holds(entry):  # left, and not yet swept
+        if entry is None or not self._holds(entry):  # left, and not yet swept
             return None
         return entry
 
@@ -297,32 +405,42 @@ class WaitingQueue:
         """With ``entries`` (new, not resumed, tickets from the next back one up) last."""
         index = self._index
         assert index is not None
+        order = self._order
         if index.tracks:
-            order = self._order
-            last = order.last() if order else None
-            index = index.added_all(entries, None if last is None or last.resumed else last)
+            grown = index.added_all(entries, self._last_fresh() if index.needs_back else None)
+            if index.holds_order and not grown.holds_order:
+                order = self._one_line()  # the index keeps them in key order only now
+            index = grown
         return _queue_of(
-            self._order.joined_back_all(entries),
+            order if index.holds_order else order.joined_back_all(entries),
             self._by_identity.update((entry.identity, entry) for entry in entries),
             self._front,
             entries[-1].ticket + 1,
             index,
+            self._size + len(entries),
         )
 
     def _without(self, entry: WaitingEntry) -> WaitingQueue:
         """Without ``entry``, which must wait in this queue (a ``KeyError`` otherwise,
         before anything is changed)."""
-        order = self._order.without(entry)
         index = self._index
-        if index is not None and not entry.resumed and index.tracks:
+        order = self._order
+        if entry.resumed:
+            order = order.without(entry)
+        elif index is not None and index.tracks:
+            if not index.holds_order:
+                order = order.without(entry)
             index = index.dropped(entry)
+        else:
+            order = order.without(entry)
         identities = self._by_identity  # the entry stays in it until a sweep
-        size: int = order[7]  # len(order), without a Python-level __len__ call
+        size = self._size - 1
         if not size:
-            identities = _NO_IDENTITIES
-        elif len(identities) > 2 * size + _SWEEP_SLACK:
-            identities = Map((waiting.identity, waiting) for waiting in order)
-        return _queue_of(order, identities, self._front, self._back, index)
+            return _queue_of(order, _NO_IDENTITIES, self._front, self._back, index, 0)
+        if len(identities) > 2 * size + _SWEEP_SLACK:
+            queue = _queue_of(order, identities, self._front, self._back, index, size)
+            identities = Map((waiting.identity, waiting) for waiting in queue)
+        return _queue_of(order, identities, self._front, self._back, index, size)
 
     def _entry_for(  # noqa: PLR0917 - a request's parts, as append takes them, and its ticket
         self,
@@ -504,6 +622,15 @@ class WaitingQueue:
         entries: list[WaitingEntry] = []
         batch: set[RequestId] = set()
         ticket = self._back
+        # The usual request (a str or int id not waiting, a dict of names to exact
+        # numbers holding every attribute the keys read, an int serial, a float
+        # now, no ever_fits) is built here with no further check; anything else
+        # takes _entry_for, which checks everything and says what is wrong.
+        usual = type(policy) is QueuePolicy and ever_fits is None
+        plan = policy.plan if usual else None
+        read = frozenset(() if plan is None else plan.attribute_order)
+        keyed = usual and policy.timing == "enqueue" and not policy.is_fifo
+        waiting = self._by_identity
         for request in requests:
             parts = len(request) if type(request) is tuple else 0
             if parts == len(_REQUEST_PARTS):
@@ -513,11 +640,27 @@ class WaitingQueue:
                 identity, attributes, serial, now, carried = request  # type: ignore[misc]
             else:
                 return Failure(QueueError(cast(RequestId, request), _NOT_A_REQUEST))
-            made = self._entry_for(
-                policy, identity, attributes, serial, now, False, ever_fits, ticket, carried
-            )
-            if type(made) is QueueError:
-                return Failure(made)
+            made: WaitingEntry | QueueError | None = None
+            if (
+                usual
+                and (type(identity) is str or type(identity) is int)
+                and type(attributes) is dict
+                and type(serial) is int
+                and type(now) is float
+                and waiting.get(identity) is None
+                and _usual_attributes(attributes, read)
+            ):
+                names, values, extras = attribute_layout(policy, attributes)
+                keys = plan.keys(values, serial, now, 0.0, NO_BUDGETS) if keyed else None  # type: ignore[union-attr]
+                made = new_entry(
+                    identity, names, values, extras, serial, now, False, keys, ticket, carried
+                )
+            else:
+                made = self._entry_for(
+                    policy, identity, attributes, serial, now, False, ever_fits, ticket, carried
+                )
+                if type(made) is QueueError:
+                    return Failure(made)
             assert type(made) is WaitingEntry
             if identity in batch:
                 return Failure(QueueError(identity, "is already waiting"))
@@ -570,7 +713,7 @@ class WaitingQueue:
         """
         if type(index) is not int and (isinstance(index, bool) or not isinstance(index, int)):
             raise TypeError(f"index must be an int, not {type(index).__name__}")
-        return self._without(self._order.at(index))
+        return self._without(self._at(index))
 
     def remove(self, identity: RequestId) -> Result[WaitingQueue, QueueError]:
         """This queue without the request ``identity`` (admitted or cancelled).
@@ -592,16 +735,21 @@ class WaitingQueue:
         """The fast selection: the entry and its key values; None when the queue is
         not indexed for ``policy`` (the caller then uses the plain definition).
         The queue must not be empty."""
-        front: WaitingEntry = self._order.first()
-        if front.resumed or not policy.keys:
-            return front, ()
         index = self._index
+        if index is None or not index.holds_order:
+            front: WaitingEntry = self._order.first()
+            if front.resumed or not policy.keys:
+                return front, ()
+        elif self._order or not policy.keys:  # resumed entries wait, or no key is read
+            front = self._first()
+            if front.resumed or not policy.keys:
+                return front, ()
         if index is None or not _same_policy(index.policy, policy):
             return None
         chosen = index.selected(now, budget_left)
         if chosen is not None:
             return chosen
-        rows = list(self._order)
+        rows = list(self)
         at, keys = policy.plan.scan(rows, now, budget_left)
         return rows[at], keys
 
@@ -614,13 +762,13 @@ class WaitingQueue:
         ``policy``). The resumed prefix and a policy without keys are the queue's
         own order (:meth:`~policy.waiting.line.Line.at`)."""
         if not policy.keys:
-            return self._order.at(position)
+            return self._at(position)
         index = self._index
         if index is None or not index.tracks or not _same_policy(index.policy, policy):
             return None
         resumed = len(self) - index.size()
         if position < resumed:
-            return self._order.at(position)
+            return self._at(position)
         return index.positioned(position - resumed, now, budget_left)
 
     def _dispatch(
@@ -635,7 +783,7 @@ class WaitingQueue:
         ``plain_keys`` gives an entry's keys by the plain definition, for a queue
         not indexed for ``policy``."""
         resumed = 0
-        for entry in self._order:  # the resumed prefix, without keys
+        for entry in self:  # the resumed prefix, without keys
             if not (entry.resumed or not policy.keys):
                 break
             resumed += 1
@@ -645,7 +793,7 @@ class WaitingQueue:
         plan = policy.plan
         index = self._index
         if index is None or not _same_policy(index.policy, policy):
-            rest = [entry for entry in self._order if not entry.resumed]
+            rest = [entry for entry in self if not entry.resumed]
             keyed = [(plain_keys(entry), entry) for entry in rest]
             keyed.sort(key=lambda pair: sort_key(pair[0]))  # stable: ties in queue order
             for keys, entry in keyed:
@@ -655,7 +803,7 @@ class WaitingQueue:
         if run is not None:  # the path's own order
             yield from run
         else:
-            rows = [entry for entry in self._order if not entry.resumed]
+            rows = [entry for entry in self if not entry.resumed]
             ranked = plan.sort_keys(rows, now, budget_left)
             heapq.heapify(ranked)
             keys_of = plan.keys
@@ -665,6 +813,16 @@ class WaitingQueue:
                     entry,
                     keys_of(entry.values, entry.serial, now, now - entry.enqueued_at, budget_left),
                 )
+
+
+def _usual_attributes(attributes: dict[Any, Any], read: frozenset[str]) -> bool:
+    """Whether every name is exactly a ``str`` and every value exactly a ``float``,
+    ``int`` or ``bool``, and every name in ``read`` is there (extend's usual case)."""
+    for name, value in attributes.items():
+        kind = type(value)
+        if type(name) is not str or (kind is not float and kind is not int and kind is not bool):
+            return False
+    return attributes.keys() >= read
 
 
 def _same_policy(a: QueuePolicy, b: QueuePolicy) -> bool:
@@ -681,8 +839,8 @@ def _same_policy(a: QueuePolicy, b: QueuePolicy) -> bool:
     )
 
 
-_set_order, _set_identities, _set_front, _set_back, _set_index = slot_setters(
-    WaitingQueue, ("_order", "_by_identity", "_front", "_back", "_index")
+_set_order, _set_identities, _set_front, _set_back, _set_index, _set_size = slot_setters(
+    WaitingQueue, ("_order", "_by_identity", "_front", "_back", "_index", "_size")
 )
 
 
@@ -704,6 +862,7 @@ def _build_queue(
     _front: int,
     _back: int,
     _index: PathIndex | None,
+    _size: int,
 ) -> WaitingQueue:
     made: Any = _QUEUE_SHAPE()
     made._order = _order
@@ -711,6 +870,7 @@ def _build_queue(
     made._front = _front
     made._back = _back
     made._index = _index
+    made._size = _size
     made.__class__ = WaitingQueue
     built: WaitingQueue = made
     return built
