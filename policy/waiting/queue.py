@@ -438,8 +438,12 @@ class WaitingQueue:
         if not size:
             return _queue_of(order, _NO_IDENTITIES, self._front, self._back, index, 0)
         if len(identities) > 2 * size + _SWEEP_SLACK:
+            # line by line, in no particular order: a map needs none (and the
+            # merge by ticket would cost more than the map)
             queue = _queue_of(order, identities, self._front, self._back, index, size)
-            identities = Map((waiting.identity, waiting) for waiting in queue)
+            identities = Map(
+                (waiting.identity, waiting) for line in queue._lines() for waiting in line
+            )
         return _queue_of(order, identities, self._front, self._back, index, size)
 
     def _entry_for(  # noqa: PLR0917 - a request's parts, as append takes them, and its ticket
@@ -740,7 +744,7 @@ class WaitingQueue:
             front: WaitingEntry = self._order.first()
             if front.resumed or not policy.keys:
                 return front, ()
-        elif self._order or not policy.keys:  # resumed entries wait, or no key is read
+        elif self._order[7] or not policy.keys:  # resumed entries wait, or no key is read
             front = self._first()
             if front.resumed or not policy.keys:
                 return front, ()
