@@ -139,7 +139,9 @@ def record_builder(
     """
     names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
     setters = slot_setters(cls, names)
-    code: Any = getattr(build, "__code__", None)
+    # a builder wrapped by functools.wraps (a mutation-testing trampoline) names its
+    # parameters through __wrapped__
+    code: Any = getattr(getattr(build, "__wrapped__", build), "__code__", None)
     if code is None or code.co_varnames[: code.co_argcount] != names:
         raise TypeError(f"{getattr(build, '__name__', build)} must take the fields {names}")
     new = object.__new__

@@ -393,9 +393,7 @@ class WaitingRequestQueue(Generic[R]):
 
     def _absorb(self) -> None:
         """Join the pending adds to ``_queue`` in one ``extend`` (the caller holds
-        the lock): the version one ``append`` per add, in add order, gives.
-        ``_queue`` is replaced before ``_pending``, so that a reader without the
-        lock never sees an add in neither (``__bool__``)."""
+        the lock): the version one ``append`` per add, in add order, gives."""
         pending = self._pending
         made = self._queue.extend(self._policy, pending)
         if type(made) is Failure:  # add_request checked what the kernel checks
@@ -570,7 +568,7 @@ class WaitingRequestQueue(Generic[R]):
             for read in batch:
                 queue, serial = self._prepended(queue, serial, read, now)
             self._queue, self._serial = queue, serial
-            self._ids.update(read[0] for read in batch)
+            self._ids.update([read[0] for read in batch])  # a list: one C loop, seen at once
         finally:
             lock.release()
 
@@ -657,6 +655,7 @@ class WaitingRequestQueue(Generic[R]):
             if self._pending:
                 self._absorb()
             queue, waiting = self._queue, self._ids
+            gone: list[str | int] = []
             for identity in identities:
                 if type(identity) is not str and type(identity) is not int:
                     continue  # never queued: add_request refuses such ids
@@ -665,8 +664,9 @@ class WaitingRequestQueue(Generic[R]):
                 entry = queue.entry_of(identity)
                 if entry is not None:
                     queue = queue.without(entry)
-                    waiting.discard(identity)
+                    gone.append(identity)
             self._queue = queue
+            waiting.difference_update(gone)  # after the commit, at once (len and bool read it)
         finally:
             lock.release()
 

@@ -23,8 +23,8 @@ the version they came from:
   mapped trie behind the standard library's contextvars): duplicates and
   removal by identity without a scan. It is updated lazily: an entry that
   leaves stays in the map until the map holds more than twice the waiting
-  entries, when it is rebuilt from the line (amortised O(1)); a lookup
-  counts an entry as waiting only if the line holds that very object;
+  entries, when it is rebuilt from the lines (amortised O(1)); a lookup
+  counts an entry as waiting only if its line holds that very object;
 - ``_index``: what the policy's selection path needs, for the policy the queue
   was last used with, behind one interface (:mod:`policy.waiting.paths`):
   under ``static`` keys the entries per priority class in key order
@@ -48,6 +48,7 @@ import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from operator import attrgetter
 from typing import Any, Final, cast
 
@@ -130,8 +131,11 @@ _NOT_AN_IDENTITY: Final = f"an identity must be {REQUEST_ID_RULE}"
 class WaitingQueue:
     """Waiting entries in enqueue order (resumed entries first).
 
-    ``len``, iteration (queue order), ``index_of``, ``append``,
-    ``requeue_preempted``, ``remove`` and ``without_index`` are O(log n).
+    ``append``, ``requeue_preempted``, ``remove`` and each step of iteration are
+    O(log n), ``len`` O(1). ``index_of`` and ``without_index`` are O(log n) where
+    one line holds every entry (``fifo``, ``scan``, the ``static`` B+tree), and
+    over the k lines of an index that holds the order O(k log n) and O(k log n
+    log t) (t the span of the tickets; the first 64 positions by walking).
 
     >>> WaitingQueue() == WaitingQueue(), len(WaitingQueue())
     (True, 0)
@@ -162,7 +166,15 @@ class WaitingQueue:
         lines = self._lines()
         if len(lines) == 1:
             return iter(lines[0])
-        return heapq.merge(*lines, key=_ticket_of)
+        return heapq.merge(*lines, key=_ticket_of)  # lazily: a reader may stop early
+
+    def _in_order(self) -> list[WaitingEntry]:
+        """Every entry in queue order, at once (the lines' runs sorted together in C,
+        quicker than the lazy merge when every entry is read)."""
+        lines = self._lines()
+        if len(lines) == 1:
+            return list(lines[0])
+        return sorted(chain.from_iterable(lines), key=_ticket_of)
 
     def _lines(self) -> tuple[Line[WaitingEntry], ...]:
         """The lines that hold every entry, none empty unless the queue is (then
@@ -209,9 +221,10 @@ class WaitingQueue:
     def _at(self, position: int) -> WaitingEntry:
         """The entry at ``position`` of the queue's order (0 to ``len - 1``; an
         ``IndexError`` otherwise): the line's own ``at`` when one line holds
-        every entry; else the merge walked near the front, and beyond, each
-        line searched by bisection for the entry with exactly ``position``
-        entries before it (O(k^2 log^2 n) for k lines)."""
+        every entry; else the merge walked near the front, and beyond, the
+        entry's ticket found by bisection over the tickets, counting the
+        entries below a ticket in every line (O(k log n log t) for k lines and
+        tickets spanning t)."""
         if not 0 <= position < self._size:
             raise IndexError(position)
         lines = self._lines()
@@ -221,35 +234,40 @@ class WaitingQueue:
             for at, entry in enumerate(self):
                 if at == position:
                     return entry
+        # the largest ticket with exactly ``position`` entries below it is the entry's
+        low: int = min(line.first().ticket for line in lines)
+        high: int = max(line.last().ticket for line in lines)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if sum(line.count_before(middle) for line in lines) <= position:
+                low = middle
+            else:
+                high = middle - 1
         for line in lines:
-            low, high = 0, len(line)
-            while low < high:
-                middle = (low + high) // 2
-                entry = line.at(middle)
-                before = sum(other.count_before(entry.ticket) for other in lines)
-                if before == position:
-                    return entry
-                if before < position:
-                    low = middle + 1
-                else:
-                    high = middle
+            below = line.count_before(low)
+            if below < len(line):
+                found: WaitingEntry = line.at(below)
+                if found.ticket == low:
+                    return found
         raise IndexError(position)  # pragma: no cover - the lines hold every position
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, WaitingQueue):
             return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        if len(self) != len(other):
+            return False
+        return all(a == b for a, b in zip(self._in_order(), other._in_order(), strict=True))
 
     def __hash__(self) -> int:
-        return hash(tuple(self))
+        return hash(tuple(self._in_order()))
 
     def __repr__(self) -> str:
-        return f"WaitingQueue({list(self)!r})"
+        return f"WaitingQueue({self._in_order()!r})"
 
     @property
     def entries(self) -> tuple[WaitingEntry, ...]:
         """Every entry in queue order (a snapshot; O(n))."""
-        return tuple(self)
+        return tuple(self._in_order())
 
     def index_of(self, identity: RequestId) -> Maybe[int]:
         """Where the request ``identity`` waits, if it does.
@@ -283,7 +301,7 @@ class WaitingQueue:
             index_for(policy),
             0,
         )
-        for entry in self:  # tickets are kept; the layout follows the policy
+        for entry in self._in_order():  # tickets are kept; the layout follows the policy
             rebuilt = rebuilt._with(entry_laid_out(policy, entry), keep_counters=True)
         return rebuilt
 
@@ -362,7 +380,7 @@ class WaitingQueue:
     def _one_line(self) -> Line[WaitingEntry]:
         """Every entry in one line, in ticket order (O(n): when the index stops
         holding the order)."""
-        return _EMPTY_LINE.joined_back_all(list(self))
+        return _EMPTY_LINE.joined_back_all(self._in_order())
 
     def without(self, entry: WaitingEntry) -> WaitingQueue:
         """This queue without ``entry``: an entry of this very queue (from its
@@ -430,6 +448,10 @@ class WaitingQueue:
         elif index is not None and index.tracks:
             if not index.holds_order:
                 order = order.without(entry)
+            elif self._by_identity.get(entry.identity) is not entry:
+                # not of this queue (maybe laid out for another policy, which the
+                # index could not even read): as the line says it
+                raise KeyError(entry.ticket)
             index = index.dropped(entry)
         else:
             order = order.without(entry)
@@ -753,7 +775,7 @@ class WaitingQueue:
         chosen = index.selected(now, budget_left)
         if chosen is not None:
             return chosen
-        rows = list(self)
+        rows = self._in_order()
         at, keys = policy.plan.scan(rows, now, budget_left)
         return rows[at], keys
 
@@ -797,7 +819,7 @@ class WaitingQueue:
         plan = policy.plan
         index = self._index
         if index is None or not _same_policy(index.policy, policy):
-            rest = [entry for entry in self if not entry.resumed]
+            rest = [entry for entry in self._in_order() if not entry.resumed]
             keyed = [(plain_keys(entry), entry) for entry in rest]
             keyed.sort(key=lambda pair: sort_key(pair[0]))  # stable: ties in queue order
             for keys, entry in keyed:
@@ -807,7 +829,7 @@ class WaitingQueue:
         if run is not None:  # the path's own order
             yield from run
         else:
-            rows = [entry for entry in self if not entry.resumed]
+            rows = [entry for entry in self._in_order() if not entry.resumed]
             ranked = plan.sort_keys(rows, now, budget_left)
             heapq.heapify(ranked)
             keys_of = plan.keys

@@ -78,7 +78,7 @@ class Selection:
     """The selected entry and its key values (empty when no key was evaluated).
 
     ``index`` is where the entry waits in ``queue``, the queue it was selected
-    from (computed on demand, O(log n)).
+    from (computed on demand, as ``WaitingQueue.index_of``).
     """
 
     entry: WaitingEntry

@@ -25,7 +25,7 @@ import pytest
 from policy.identity import RequestId
 from policy.waiting import Moment, QueuePolicy, WaitingQueue, select_entry
 from policy.waiting.line import Line
-from policy.waiting.policies import ascend_fcfs_lanes, static_priority, vllm_priority
+from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority, vllm_priority
 
 POLICIES = {
     "static priority": static_priority(),
@@ -168,3 +168,18 @@ def test_count_before_is_the_list_count() -> None:
             alive = [other for other in alive if other is not entry]
         for ticket in {front - 1, front, back, back + 1, *rng.choices(range(front, back + 1), k=5)}:
             assert line.count_before(ticket) == sum(1 for e in alive if e.ticket < ticket)
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_an_entry_laid_out_for_another_policy_is_a_key_error(name: str) -> None:
+    """``without`` of an entry that does not wait here is a ``KeyError``, even one
+    laid out for another policy, which the class lines could not even read
+    (found by an outside review of this change)."""
+    details = {"priority": 1.0, "arrival_time": 0.0, "prompt": 16.0, "immediate": False}
+    older = WaitingQueue().append(fifo(), "a", details, serial=0, now=0.0).unwrap()
+    stale = older.entry_of("a")
+    assert stale is not None
+    queue = older.append(POLICIES[name], "b", details, serial=1, now=1.0).unwrap()
+    with pytest.raises(KeyError):
+        queue.without(stale)
+    assert [entry.identity for entry in queue] == ["a", "b"]
