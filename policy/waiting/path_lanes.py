@@ -93,7 +93,7 @@ class LaneIndex:
         """With ``entries`` joining in order behind ``back``: one :meth:`added` each."""
         index = self
         for entry in entries:
-            index = index.added(entry, None if back is None or back.resumed else back)
+            index = index.added(entry, back)  # the caller's back is never resumed
             back = entry
         return index
 

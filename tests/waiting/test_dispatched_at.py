@@ -13,6 +13,7 @@ from policy.waiting import (
     dispatch_order,
     dispatched_at,
     fifo,
+    make_policy,
     vllm_priority,
 )
 
@@ -50,3 +51,23 @@ def test_a_position_out_of_range_or_not_an_int_is_refused() -> None:
             dispatched_at(queue, policy, moment, given)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         dispatched_at(queue, "policy", moment, 0)  # type: ignore[arg-type]
+
+
+def test_lanes_positions_read_the_moment_and_serial() -> None:
+    """Past the walked front and before it, the lanes bisection evaluates keys at
+    the moment given (``now``, ``budget_left``) and with each entry's ``serial``
+    (found by mutation testing: a key of the Ascend lanes reads none of them)."""
+    keys = [
+        "(serial < 60 ? 0 : 1) * budget_left(prefill) + (prompt < 128 ? 0 : 1) - now / 1000",
+        "0 - waited",
+    ]
+    policy = make_policy(keys, attributes=["prompt"]).unwrap()
+    assert policy.path == "lanes"
+    queue = WaitingQueue().extend(
+        policy,
+        [(n, {"prompt": 16.0 if n % 3 else 4096.0}, n, float(n)) for n in range(200)],
+    )
+    built = queue.unwrap()
+    moment = Moment(500.0, {"prefill": 2.0})
+    order = [selection.entry for selection in dispatch_order(built, policy, moment)]
+    assert [dispatched_at(built, policy, moment, at) for at in range(200)] == order

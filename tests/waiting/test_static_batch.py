@@ -84,3 +84,18 @@ def test_a_broken_batch_is_caught() -> None:
     finally:
         StaticIndex._added_each = kept  # type: ignore[method-assign]
     assert _index_state(broken) != _index_state(each)
+
+
+@pytest.mark.parametrize(
+    "total", [MAX_STATIC_CLASSES - 1, MAX_STATIC_CLASSES, MAX_STATIC_CLASSES + 1]
+)
+def test_a_batch_at_the_class_limit_keeps_or_leaves_classes_as_one_by_one(total: int) -> None:
+    """The limit itself (found by mutation testing): a batch that brings the classes to
+    exactly ``MAX_STATIC_CLASSES`` keeps them, one more leaves them, as one by one
+    does; the batch also brings entries of classes already there, which are not new."""
+    base_classes = MAX_STATIC_CLASSES - 4
+    rows = [(key, float(key)) for key in range(base_classes)]
+    rows += [(key, 100.0 + key) for key in range(total)]  # old classes again, then new ones
+    batched, each = _batches(_MANY_CLASSES, base_classes, rows)
+    assert _index_state(batched) == _index_state(each)
+    assert batched.by_class is (total <= MAX_STATIC_CLASSES)
