@@ -355,21 +355,16 @@ class WaitingQueue:
                 if index.holds_order and not grown.holds_order:
                     order = self._one_line()  # the index keeps them in key order only now
                 index = grown
-            if index.holds_order:
-                return _queue_of(
-                    order,
-                    self._by_identity.set(entry.identity, entry),
-                    front,
-                    back,
-                    index,
-                    self._size + 1,
-                )
-        return _queue_of(
+        if entry.resumed or not index.holds_order:
             # the ticket says the end: requeues count down from -1 (a rebuild adds
             # every entry in ticket order, at the back)
-            order.joined_front(entry)
-            if entry.ticket < 0 and not keep_counters
-            else order.joined_back(entry),
+            order = (
+                order.joined_front(entry)
+                if entry.ticket < 0 and not keep_counters
+                else order.joined_back(entry)
+            )
+        return _queue_of(
+            order,
             self._by_identity.set(entry.identity, entry),
             front,
             back,
@@ -443,18 +438,14 @@ class WaitingQueue:
         before anything is changed)."""
         index = self._index
         order = self._order
-        if entry.resumed:
-            order = order.without(entry)
-        elif index is not None and index.tracks:
-            if not index.holds_order:
-                order = order.without(entry)
-            elif self._by_identity.get(entry.identity) is not entry:
-                # not of this queue (maybe laid out for another policy, which the
-                # index could not even read): as the line says it
-                raise KeyError(entry.ticket)
+        if entry.resumed or index is None or not index.holds_order:
+            order = order.without(entry)  # a KeyError for an entry not in it
+        elif self._by_identity.get(entry.identity) is not entry:
+            # not of this queue (maybe laid out for another policy, which the index
+            # could not even read): a KeyError, as the line gives one
+            raise KeyError(entry.ticket)
+        if not entry.resumed and index is not None and index.tracks:
             index = index.dropped(entry)
-        else:
-            order = order.without(entry)
         identities = self._by_identity  # the entry stays in it until a sweep
         size = self._size - 1
         if not size:
@@ -666,7 +657,7 @@ class WaitingQueue:
                 identity, attributes, serial, now, carried = request  # type: ignore[misc]
             else:
                 return Failure(QueueError(cast(RequestId, request), _NOT_A_REQUEST))
-            made: WaitingEntry | QueueError | None = None
+            made: WaitingEntry | QueueError
             if (
                 usual
                 and (type(identity) is str or type(identity) is int)
