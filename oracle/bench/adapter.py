@@ -17,7 +17,8 @@ kernel operation's (the note names it), per call:
   adds' whole cost;
 - ``pop_request`` against ``select_entry`` then ``WaitingQueue.without``;
 - ``peek_request`` then ``pop_request`` (what vLLM's scheduler does) against
-  the same (the pin makes the second selection free);
+  the same (the pin makes the second selection free); both end with the read
+  (``snapshot``) that takes deferred pops (``fcfs``) out of the held version;
 - ``prepend_request`` against ``WaitingQueue.requeue_preempted`` (or, for a
   queue that re-inserts prepended requests by their keys, as
   ``priority_queue()`` does, ``WaitingQueue.append``);
@@ -214,6 +215,7 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
         popped.clear()
         for _ in range(calls):
             popped.append(queue.pop_request())
+        _ = queue.snapshot  # the deferred pops (fcfs) taken out: their whole cost
 
     timeless = policy.path in ("fifo", "static")  # selection reads no moment: build none
     any_moment = Moment(0.0)
@@ -232,6 +234,7 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
         for _ in range(calls):
             queue.peek_request()
             popped.append(queue.pop_request())
+        _ = queue.snapshot  # the deferred pops (fcfs) taken out: their whole cost
 
     def select_removes(version: WaitingQueue) -> None:  # a host peeks, then takes
         for _ in range(calls):

@@ -25,6 +25,16 @@ harness. It holds:
   or convert (an id already waiting, a value not exactly a float, int or
   bool, a clock reading neither a float nor an int) absorbs the pending adds
   and takes the kernel's own ``append``, as before;
+- ``_taken``: under a policy without keys (``fcfs_queue``: each admission
+  takes the front), how many entries at the front of ``_queue`` have been
+  popped and not yet removed from it. A pop reads the next entry of one
+  iteration of ``_queue`` (``_ahead``: the iteration read 64 entries at a time,
+  ``_ahead_from`` the position of its first), no selection and no new version;
+  the next operation that needs the queue itself removes the ``_taken`` ones
+  with one ``WaitingQueue.without_first`` (``_settle``, before it absorbs the
+  pending adds), which gives the version one ``without`` of the selected entry
+  per pop gives. A peek reads the same next entry (the front is the selection
+  at any moment, so nothing is pinned);
 - ``_ids``: the id of every waiting request, pending or in ``_queue``, so that
   a duplicate add is found in one set lookup; changed with ``_queue``;
 - ``_pin``: the entry the last ``peek_request`` returned, with its key values.
@@ -39,8 +49,8 @@ harness. It holds:
   build and commit). Reading the request's id and attributes (the getters)
   happens before the lock is taken; the clock is read under it, so enqueue
   times rise in queue order. Operations that only read the held version
-  (``in``, indexing, iteration) absorb pending adds under the lock
-  first, then load the one reference once without it: every version is
+  (``in``, indexing, iteration) settle the taken pops and absorb pending adds
+  under the lock first, then load the one reference once without it: every version is
   immutable. ``bool`` and ``len`` take no lock and absorb nothing: they read
   the size of ``_ids``, which every operation changes under the lock, once it
   has replaced ``_queue`` (vLLM asks both of its queues on every admission
@@ -69,6 +79,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass
+from itertools import islice
 from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
@@ -111,6 +122,9 @@ __all__ = [
 ]
 
 _LOG: Final = logging.getLogger(__name__)
+#: Entries a deferred pop reads from the queue's iteration at a time (vLLM admits
+#: up to its max_num_seqs, 256 by default, per step).
+_READ_AHEAD: Final = 64
 
 R = TypeVar("R")
 
@@ -278,12 +292,15 @@ class WaitingRequestQueue(Generic[R]):
 
     __slots__ = (
         "_admissions",
+        "_ahead",
+        "_ahead_from",
         "_attributes",
         "_bare",
         "_class_names",
         "_clock",
         "_identity",
         "_ids",
+        "_in_line",
         "_lock",
         "_marks_prepended",
         "_pending",
@@ -291,9 +308,11 @@ class WaitingRequestQueue(Generic[R]):
         "_policy",
         "_prepend_resumed",
         "_queue",
+        "_rest",
         "_run",
         "_run_value",
         "_serial",
+        "_taken",
         "_timeless",
         "_warned",
     )
@@ -340,6 +359,8 @@ class WaitingRequestQueue(Generic[R]):
             raise TypeError(f"run_class must be a number or None, not {shown(run_class)}")
         self._policy = policy
         self._timeless = policy.path in ("fifo", "static")
+        # No keys: every admission takes the front, so pops are deferred (_taken).
+        self._in_line = policy.is_fifo
         self._identity: Getter = attributes["request_id"]
         # Only the attributes the keys read: others would cost time and memory per entry.
         self._attributes: tuple[tuple[str, Getter], ...] = tuple(
@@ -354,6 +375,12 @@ class WaitingRequestQueue(Generic[R]):
         self._queue = WaitingQueue()
         self._lock = threading.Lock()
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
+        # Deferred pops (policy without keys): the entries popped from _queue's front
+        # and not yet removed from it, and the iteration of _queue they were read from.
+        self._taken = 0
+        self._ahead: list[WaitingEntry] = []
+        self._ahead_from = 0
+        self._rest: Iterator[WaitingEntry] | None = None
         # Requests added and not yet absorbed into _queue (add_request's fast path),
         # each as WaitingQueue.extend takes it.
         self._pending: list[tuple[str | int, Mapping[str, Any], int, float, R]] = []
@@ -401,17 +428,44 @@ class WaitingRequestQueue(Generic[R]):
         self._queue = made.unwrap()
         self._pending = []
 
-    def _held(self) -> WaitingQueue:
-        """The current version, the pending adds absorbed first (under the lock)."""
+    def _settle(self) -> None:
+        """Make ``_queue`` the whole current version (the caller holds the lock):
+        the taken pops removed with one ``without_first``, then the pending adds
+        absorbed. Every change of ``_queue`` but these follows a call of this."""
+        taken = self._taken
+        if taken:
+            self._queue = self._queue.without_first(taken)
+            self._taken = 0
+        if self._rest is not None:  # an iteration of the version just replaced
+            self._ahead, self._ahead_from, self._rest = [], 0, None
         if self._pending:
+            self._absorb()
+
+    def _held(self) -> WaitingQueue:
+        """The current version, settled first (under the lock)."""
+        if self._pending or self._taken:
             lock = self._lock
             lock.acquire()
             try:
-                if self._pending:
-                    self._absorb()
+                self._settle()
             finally:
                 lock.release()
         return self._queue
+
+    def _next_taken(self) -> WaitingEntry | None:
+        """The entry the next pop takes under a policy without keys: the one after
+        the taken ones in ``_queue``'s order (the caller holds the lock and has
+        settled any pending add), or None when no entry waits."""
+        at = self._taken - self._ahead_from
+        ahead = self._ahead
+        if at < len(ahead):
+            return ahead[at]
+        rest = self._rest
+        if rest is None:
+            rest = self._rest = iter(self._queue)
+        self._ahead_from += len(ahead)
+        ahead = self._ahead = list(islice(rest, _READ_AHEAD))
+        return ahead[0] if ahead else None
 
     # --- vLLM's RequestQueue ------------------------------------------------------
 
@@ -497,8 +551,7 @@ class WaitingRequestQueue(Generic[R]):
                 self._serial = serial + 1
                 return
             # a refusal, or a value the kernel converts: its own append decides
-            if self._pending:
-                self._absorb()
+            self._settle()
             made = self._queue.append(
                 self._policy, identity, attributes, serial=serial, now=now, carried=request
             )
@@ -538,8 +591,7 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()
         try:
             self._pin = None
-            if self._pending:
-                self._absorb()
+            self._settle()
             self._queue, self._serial = self._prepended(
                 self._queue, self._serial, read, self._clock()
             )
@@ -561,8 +613,7 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()
         try:
             self._pin = None
-            if self._pending:
-                self._absorb()
+            self._settle()
             queue, serial = self._queue, self._serial
             now = self._clock()  # one moment for the batch
             for read in batch:
@@ -580,18 +631,26 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()
         try:
             if self._pending:
-                self._absorb()  # a pin, when set, is older than any pending add: none is
-            pinned = self._pin
-            if pinned is None:
-                # one admission attempt whose fit the scheduler has checked
-                moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
-                pinned = select_entry(self._queue, self._policy, moment)
-                if pinned is None:
+                self._settle()  # a pin, when set, is older than any pending add: none is
+            keys: tuple[float, ...]
+            if self._in_line:  # no keys: the front, read; its removal deferred
+                taken = self._next_taken()
+                if taken is None:
                     raise IndexError("pop from an empty waiting queue")
+                entry, keys = taken, ()
+                self._taken += 1
             else:
-                self._pin = None
-            entry, keys = pinned
-            self._queue = self._queue.without(entry)
+                pinned = self._pin
+                if pinned is None:
+                    # one admission attempt whose fit the scheduler has checked
+                    moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
+                    pinned = select_entry(self._queue, self._policy, moment)
+                    if pinned is None:
+                        raise IndexError("pop from an empty waiting queue")
+                else:
+                    self._pin = None
+                entry, keys = pinned
+                self._queue = self._queue.without(entry)
             self._ids.discard(entry.identity)
             warn = self._count(entry, keys)
         finally:
@@ -609,7 +668,13 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()  # the selection and its pin, at once
         try:
             if self._pending:
-                self._absorb()
+                self._settle()
+            if self._in_line:  # no keys: the front, which the next pop takes
+                entry = self._next_taken()
+                if entry is None:
+                    raise IndexError("peek from an empty waiting queue")
+                front: R = entry.carried  # type: ignore[assignment]  # what add_request gave
+                return front
             pinned = self._pin
             if pinned is None:
                 moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
@@ -633,8 +698,7 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()
         try:
             self._pin = None
-            if self._pending:
-                self._absorb()
+            self._settle()
             made = self._queue.remove(identity)
             if type(made) is Failure:  # not isinstance: an ABC check on every request
                 raise ValueError(str(made.failure()))
@@ -652,8 +716,7 @@ class WaitingRequestQueue(Generic[R]):
         lock.acquire()
         try:
             self._pin = None
-            if self._pending:
-                self._absorb()
+            self._settle()
             queue, waiting = self._queue, self._ids
             gone: list[str | int] = []
             for identity in identities:
@@ -782,8 +845,7 @@ class WaitingRequestQueue(Generic[R]):
         lock = self._lock
         lock.acquire()  # the counts, the run and the size of one moment
         try:
-            if self._pending:
-                self._absorb()
+            self._settle()
             counted = list(self._admissions.items())
             run = self._run
             waiting = len(self._queue)

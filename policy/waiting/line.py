@@ -291,6 +291,38 @@ class Line(tuple[Any, ...], Generic[E]):
             return _rebuilt(self, size, entry)
         return _made(front, top, back, head, tail, base, dead, size, waste)
 
+    def without_first(self, count: int) -> Line[E]:
+        """This line without its first ``count`` entries (0 to ``len``; an
+        ``IndexError`` otherwise). O(1) without tombstones (the ends move on:
+        ``count`` admissions at the front in one step), one :meth:`without` per
+        entry with them.
+
+        >>> from types import SimpleNamespace as E
+        >>> line = Line.empty().joined_back_all([E(ticket=0), E(ticket=1), E(ticket=2)])
+        >>> [e.ticket for e in line.joined_front(E(ticket=-1)).without_first(2)]
+        [1, 2]
+        """
+        front, top, back, head, tail, base, dead, size, waste = self[:]
+        if not 0 <= count <= size:
+            raise IndexError(count)
+        if count == size:
+            return _EMPTY
+        if dead:  # the ends must skip tombstones as they move: one entry at a time
+            line = self
+            for _ in range(count):
+                line = line.without(line.first())
+            return line
+        # every slot in the live parts is live: the front part's top ones go first
+        from_front = min(count, top)
+        top -= from_front
+        head += count - from_front
+        size -= count
+        waste += count
+        moved = _made(front, top, back, head, tail, base, dead, size, waste)
+        if waste > size + _SLACK:
+            return _rebuilt(moved, size, None)
+        return moved
+
     def rank(self, entry: E) -> int:
         """How many entries come before ``entry``, which must be in this line. O(log n)."""
         in_front, at = self._slot_of(entry)
@@ -365,7 +397,8 @@ def _made(  # noqa: PLR0917 - the line's fields, positionally: the hot path's co
 
 
 def _rebuilt(line: Line[Any], size: int, leaving: Any) -> Line[Any]:
-    """``line`` without ``leaving``, rebuilt from its live entries (no waste)."""
+    """``line`` without ``leaving`` (None: with every entry), rebuilt from its
+    live entries (no waste)."""
     front_part = [
         slot
         for slot in islice(line[0], 0, line[1])

@@ -95,6 +95,8 @@ _NO_IDENTITIES: Final[Map[Any, Any]] = Map()
 #: Positions below this are found by walking the merged lines (quicker than bisection there).
 _WALKED_UP_TO: Final = 64
 _ticket_of: Final = attrgetter("ticket")
+#: The layout of a request without attributes (no names, values or extras).
+_NOTHING_LAID_OUT: Final[tuple[tuple[str, ...], tuple[Any, ...], tuple[Any, ...]]] = ((), (), ())
 #: The identity map is swept when it holds more than twice the waiting entries plus this.
 _SWEEP_SLACK: Final = 64
 
@@ -394,6 +396,42 @@ class WaitingQueue:
             raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
         return self._without(entry)
 
+    def without_first(self, count: int) -> WaitingQueue:
+        """This queue without its first ``count`` entries of queue order (an ``int``
+        from 0 to ``len``: a ``TypeError``, an ``IndexError`` otherwise), the
+        others in order: the queue that ``count`` admissions under a policy
+        without keys (each takes the front) leave, in one step. O(1) where one
+        line holds every entry and no index tracks them (the ``fifo`` and
+        ``scan`` paths) and none has left from the middle; one :meth:`without`
+        per entry otherwise.
+
+        >>> from policy.waiting.policies import fifo
+        >>> queue = WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0), ("b", {}, 1, 0.0)])
+        >>> [entry.identity for entry in queue.unwrap().without_first(1)]
+        ['b']
+        """
+        if type(count) is not int and (isinstance(count, bool) or not isinstance(count, int)):
+            raise TypeError(f"count must be an int, not {type(count).__name__}")
+        size = self._size
+        if not 0 <= count <= size:
+            raise IndexError(count)
+        if not count:
+            return self
+        index = self._index
+        if index is not None and (index.tracks or index.holds_order):
+            queue = self
+            for _ in range(count):
+                queue = queue._without(queue._first())
+            return queue
+        order = self._order.without_first(count)
+        size -= count
+        if not size:
+            return _queue_of(order, _NO_IDENTITIES, self._front, self._back, index, 0)
+        identities = self._by_identity  # the entries stay in it until a sweep
+        if len(identities) > 2 * size + _SWEEP_SLACK:
+            identities = Map((waiting.identity, waiting) for waiting in order)
+        return _queue_of(order, identities, self._front, self._back, index, size)
+
     def entry_of(self, identity: RequestId) -> WaitingEntry | None:
         """The waiting entry of the request ``identity``, or None (O(1) expected).
 
@@ -665,9 +703,12 @@ class WaitingQueue:
                 and type(serial) is int
                 and type(now) is float
                 and waiting.get(identity) is None
-                and _usual_attributes(attributes, read)
+                and ((not attributes and not read) or _usual_attributes(attributes, read))
             ):
-                names, values, extras = attribute_layout(policy, attributes)
+                # no attribute at all (FIFO's usual request): nothing to lay out or check
+                names, values, extras = (
+                    attribute_layout(policy, attributes) if attributes else _NOTHING_LAID_OUT
+                )
                 keys = plan.keys(values, serial, now, 0.0, NO_BUDGETS) if keyed else None  # type: ignore[union-attr]
                 made = new_entry(
                     identity, names, values, extras, serial, now, False, keys, ticket, carried

@@ -1,6 +1,7 @@
 """Stand-ins for vLLM's objects: a request with the attributes the adapter reads, a
 clock the test moves by hand, a scheduler with a ``waiting`` queue, and vLLM's
-FCFS queue (a deque) as the scheduler's skipped-request queue."""
+FCFS queue (a deque) as the scheduler's skipped-request queue; every field of a
+kernel entry, to compare versions."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from policy.adapters.vllm import (
     priority_queue,
     short_request_first_queue,
 )
+from policy.waiting import WaitingEntry
 
 
 @dataclass(eq=False)  # compared by identity, as vLLM's Request is
@@ -78,3 +80,19 @@ def requests_with(priorities: list[int], arrivals: list[float]) -> list[Req]:
         Req(str(i), priority=priority, arrival_time=arrival)
         for i, (priority, arrival) in enumerate(zip(priorities, arrivals, strict=True))
     ]
+
+
+def entry_fields(entry: WaitingEntry) -> tuple[Any, ...]:
+    """Everything an entry holds, its carried request by identity."""
+    return (
+        entry.identity,
+        entry.names,
+        entry.values,
+        entry.extras,
+        entry.serial,
+        entry.enqueued_at,
+        entry.resumed,
+        entry.enqueue_keys,
+        entry.ticket,
+        id(entry.carried),
+    )

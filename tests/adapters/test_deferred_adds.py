@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy.adapters.vllm import DEFAULT_ATTRIBUTES, PREPENDED, WaitingRequestQueue
-from policy.waiting import WaitingEntry, WaitingQueue
-from tests.adapters.stand_ins import QUEUE_MAKERS, FakeClock, Req
+from policy.waiting import WaitingQueue
+from tests.adapters.stand_ins import QUEUE_MAKERS, FakeClock, Req, entry_fields
 
 _SPECS = st.lists(
     st.fixed_dictionaries(
@@ -35,22 +35,6 @@ _SPECS = st.lists(
     max_size=12,
 )
 _GAPS = st.lists(st.sampled_from([0.0, 0.01, 0.2]), min_size=12, max_size=12)
-
-
-def _fields(entry: WaitingEntry) -> tuple[Any, ...]:
-    """Everything an entry holds, its carried request by identity."""
-    return (
-        entry.identity,
-        entry.names,
-        entry.values,
-        entry.extras,
-        entry.serial,
-        entry.enqueued_at,
-        entry.resumed,
-        entry.enqueue_keys,
-        entry.ticket,
-        id(entry.carried),
-    )
 
 
 def _one_by_one(
@@ -94,7 +78,7 @@ def _check_batch(
         clock.advance(gap)
     expected = _one_by_one(queue, base, added)
     absorbed = queue.snapshot  # the one read: the whole batch at once
-    assert [_fields(entry) for entry in absorbed] == [_fields(entry) for entry in expected]
+    assert list(map(entry_fields, absorbed)) == list(map(entry_fields, expected))
     # the dispatch order at one moment: the batch's and the one-by-one version's
     reference = make(clock)
     reference._queue = expected  # the same kernel version, nothing pending

@@ -26,6 +26,7 @@ from policy.identity import RequestId
 from policy.waiting import Moment, QueuePolicy, WaitingQueue, select_entry
 from policy.waiting.line import Line
 from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority, vllm_priority
+from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
 
 POLICIES = {
     "static priority": static_priority(),
@@ -86,6 +87,7 @@ def scenario(policy: QueuePolicy, seed: int, *, out_of_order: bool) -> Iterator[
     queue, model = WaitingQueue(), Model()
     departed: list[RequestId] = []
     serial = 0
+    made_late = False
     for step in range(700):
         roll = rng.random()
         waiting = [identity for identity, _ in model.items]
@@ -93,11 +95,18 @@ def scenario(policy: QueuePolicy, seed: int, *, out_of_order: bool) -> Iterator[
             identity = f"r{serial}"
             fresh = roll < 0.55 or not waiting  # else a preempted request, put back
             join = queue.append if fresh else queue.requeue_preempted
-            late = fresh and out_of_order and step == 300
+            late = fresh and out_of_order and not made_late and step >= 300
+            made_late = made_late or late
             details = attributes(rng, serial, out_of_order=late)
             queue = join(policy, identity, details, serial=serial, now=float(serial)).unwrap()
             (model.append if fresh else model.requeue)(identity)
-        elif roll < 0.8:
+        elif roll < 0.64:
+            # admissions of the front in one step (the drop-in's deferred fifo pops)
+            count = min(rng.choice((1, 2, 3, 8)), len(waiting))
+            queue = queue.without_first(count)
+            departed.extend(identity for identity, _ in model.items[:count])
+            model.items = model.items[count:]
+        elif roll < 0.78:
             leaving = rng.choice(waiting)
             queue = queue.remove(leaving).unwrap()
             model.remove(leaving)
@@ -131,7 +140,28 @@ def test_a_queue_whose_index_holds_its_order_is_the_list(name: str, out_of_order
     assert held[-1]
     if name == "vLLM priority":  # a second key: an arrival can be out of order in its class
         # the index left its class lines for the B+tree, and came back once emptied
-        assert held[400] is not out_of_order
+        assert held[300] is not out_of_order
+
+
+@pytest.mark.parametrize("policy", [fifo(), ONE_POLICY_PER_PATH["scan"]], ids=["fifo", "scan"])
+def test_a_queue_of_one_line_is_the_list(policy: QueuePolicy) -> None:
+    """The same run where one line holds every entry (``without_first`` in one step)."""
+    assert policy.path in ("fifo", "scan")
+    for _ in scenario(policy, 11, out_of_order=False):
+        pass
+
+
+def test_without_first_refuses_a_count_out_of_range() -> None:
+    queue = WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0)]).unwrap()
+    assert queue.without_first(0) is queue
+    assert not queue.without_first(1)
+    for count in (-1, 2):
+        with pytest.raises(IndexError):
+            queue.without_first(count)
+    wrong: object
+    for wrong in (True, 1.0):
+        with pytest.raises(TypeError):
+            queue.without_first(wrong)  # type: ignore[arg-type]
 
 
 def test_a_version_is_unchanged_by_later_ones() -> None:

@@ -42,6 +42,9 @@ def _compare(line: Line[Item], model: list[Item]) -> None:
     for outside in (-1, len(model)):
         with pytest.raises(IndexError):
             line.at(outside)
+    # the slots stay within twice the live entries plus the slack (rebuilds)
+    fields = line[:]
+    assert fields[4] - fields[3] + fields[1] <= 2 * len(model) + 64 + 1
     assert not line.holds(Item(0))  # an equal ticket, another object
 
 
@@ -60,6 +63,16 @@ def _run(seed: int, steps: int, check: Callable[[Line[Item], list[Item]], None])
             else:
                 item, low = Item(low), low - 1
                 line, model = line.joined_front(item), [item, *model]
+        elif choice < 0.56:
+            # admissions at the front in one step (a host's deferred pops)
+            count = draw.choice((0, 1, 2, 5, len(model))) if draw.random() < 0.9 else -1
+            count = min(count, len(model))
+            if count < 0:
+                for outside in (-1, len(model) + 1):
+                    with pytest.raises(IndexError):
+                        line.without_first(outside)
+                count = 0
+            line, model = line.without_first(count), model[count:]
         else:
             where = draw.random()
             if where < 0.35:
@@ -96,6 +109,23 @@ def test_draining_from_the_middle_rebuilds_and_keeps_order() -> None:
     _compare(line, [items[0], *items[900:]])
     # rebuilt: the vector holds at most twice the live entries, plus the slack
     assert len(line[:][2]) <= 2 * len(line) + 64 < 900
+
+
+def test_without_first_skips_the_tombstones_and_rebuilds() -> None:
+    items = [Item(ticket) for ticket in range(-3, 300)]
+    line: Line[Item] = Line.empty()
+    for item in items[3:]:
+        line = line.joined_back(item)
+    for item in reversed(items[:3]):
+        line = line.joined_front(item)
+    model = list(items)
+    line, model = line.without(model[5]), model[:5] + model[6:]  # a tombstone
+    line, model = line.without_first(7), model[7:]  # across it
+    _compare(line, model)
+    for _ in range(3):  # without tombstones: the ends move, then a rebuild
+        line, model = line.without_first(90), model[90:]
+        _compare(line, model)
+    assert len(line[:][2]) <= 2 * len(line) + 64
 
 
 def test_a_wrong_line_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
