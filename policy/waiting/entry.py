@@ -373,9 +373,14 @@ def attribute_layout(
 
 
 def _stored(value: AttributeValue) -> AttributeValue:
-    kind = type(value)
+    kind: type[object] = type(value)  # an int too (float | bool admits one as a type)
     if kind is float or kind is bool:  # the usual values, without the union's isinstance
         return value
+    if kind is int:  # as_float's conversion, without its isinstance tests
+        try:
+            return float(value)
+        except OverflowError:
+            pass  # as_float's infinity
     return value if isinstance(value, bool | float) else as_float(value)
 
 

@@ -153,11 +153,14 @@ class StaticIndex:
             return self._added_each(entries, back)
         policy, classes = self.policy, self.classes
         grown: dict[Any, list[WaitingEntry]] = {}
+        # the sort key of the rest of the keys of each class's last entry so far
+        tails: dict[Any, Any] = {}
         for entry in entries:
             keys = static_keys(policy, entry)
             if not keys:
                 return self._added_each(entries, back)
             first = _class_of(keys[0])
+            tail = sort_key(keys[1:])
             batch = grown.get(first)
             if batch is None:
                 members = classes.get(first)
@@ -166,14 +169,16 @@ class StaticIndex:
                     if len(self.class_order) + known >= MAX_STATIC_CLASSES:
                         return self._added_each(entries, back)
                     grown[first] = [entry]
+                    tails[first] = tail
                     continue
-                last = members.last()
                 batch = grown[first] = []
+                last_tail = sort_key(static_keys(policy, members.last())[1:])
             else:
-                last = batch[-1]
-            if sort_key(keys[1:]) < sort_key(static_keys(policy, last)[1:]):
+                last_tail = tails[first]
+            if tail < last_tail:
                 return self._added_each(entries, back)  # the general index from there on
             batch.append(entry)
+            tails[first] = tail
         order = self.class_order
         fresh = [value for value in grown if classes.get(value) is None]
         if fresh:

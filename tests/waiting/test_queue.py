@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -38,6 +39,23 @@ def test_entries_are_stored_immutably_and_the_caller_keeps_its_mapping() -> None
     assert entry.attributes["priority"] == 3
     assert entry.enqueue_keys == (3.0,)
     assert attributes == {"priority": 9}
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [(3, 3.0), (2**53 + 1, 2.0**53), (10**400, math.inf), (-(10**400), -math.inf)],
+)
+def test_integer_attributes_are_stored_as_floats_rounded_or_infinite(
+    given: int, stored: float
+) -> None:
+    """As :func:`~policy.waiting.numbers.as_float` reads them, by append and by extend."""
+    policy = static_priority()
+    appended = WaitingQueue().append(policy, "a", {"priority": given}, serial=0, now=1.0)
+    extended = WaitingQueue().extend(policy, [("a", {"priority": given}, 0, 1.0)])
+    for made in (appended, extended):
+        entry = made.unwrap().entries[0]
+        assert entry.attributes["priority"] == stored
+        assert type(entry.attributes["priority"]) is float
 
 
 def test_enqueue_keys_are_stored_only_under_enqueue_timing() -> None:
