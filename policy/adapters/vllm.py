@@ -25,16 +25,18 @@ harness. It holds:
   or convert (an id already waiting, a value not exactly a float, int or
   bool, a clock reading neither a float nor an int) absorbs the pending adds
   and takes the kernel's own ``append``, as before;
-- ``_taken``: under a policy without keys (``fcfs_queue``: each admission
-  takes the front), how many entries at the front of ``_queue`` have been
-  popped and not yet removed from it. A pop reads the next entry of one
-  iteration of ``_queue`` (``_ahead``: the iteration read 64 entries at a time,
-  ``_ahead_from`` the position of its first), no selection and no new version;
-  the next operation that needs the queue itself removes the ``_taken`` ones
-  with one ``WaitingQueue.without_first`` (``_settle``, before it absorbs the
-  pending adds), which gives the version one ``without`` of the selected entry
-  per pop gives. A peek reads the same next entry (the front is the selection
-  at any moment, so nothing is pinned);
+- ``_taken``: under a policy whose selection reads no moment (the ``fifo``
+  and ``static`` paths: ``fcfs_queue``, ``priority_queue``), the entries
+  popped from ``_queue`` and not yet removed from it. Repeated selections then
+  take the entries in the dispatch order of any one moment, so a pop reads the
+  next pair of one ``dispatch_entries`` iteration of ``_queue`` (``_ahead``:
+  the iteration read 64 pairs at a time, ``_ahead_from`` the position of its
+  first), no selection and no new version; the next operation that needs the
+  queue itself removes the taken entries, with one
+  ``WaitingQueue.without_first`` (no keys) or one ``without_each``
+  (``_settle``, before it absorbs the pending adds), which gives the version
+  one ``without`` of the selected entry per pop gives. A peek reads the same
+  next pair (the same whatever the clock says, so nothing is pinned);
 - ``_ids``: the id of every waiting request, pending or in ``_queue``, so that
   a duplicate add is found in one set lookup; changed with ``_queue``;
 - ``_pin``: the entry the last ``peek_request`` returned, with its key values.
@@ -94,6 +96,7 @@ from policy.waiting import (
     WaitingEntry,
     WaitingQueue,
     ascend_fcfs_lanes,
+    dispatch_entries,
     dispatch_order,
     dispatched_at,
     fifo,
@@ -298,6 +301,7 @@ class WaitingRequestQueue(Generic[R]):
         "_bare",
         "_class_names",
         "_clock",
+        "_deferred",
         "_identity",
         "_ids",
         "_in_line",
@@ -359,7 +363,9 @@ class WaitingRequestQueue(Generic[R]):
             raise TypeError(f"run_class must be a number or None, not {shown(run_class)}")
         self._policy = policy
         self._timeless = policy.path in ("fifo", "static")
-        # No keys: every admission takes the front, so pops are deferred (_taken).
+        # Selection reads no moment: pops are deferred (_taken); without keys, each
+        # takes the front.
+        self._deferred = self._timeless
         self._in_line = policy.is_fifo
         self._identity: Getter = attributes["request_id"]
         # Only the attributes the keys read: others would cost time and memory per entry.
@@ -377,10 +383,10 @@ class WaitingRequestQueue(Generic[R]):
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
         # Deferred pops (policy without keys): the entries popped from _queue's front
         # and not yet removed from it, and the iteration of _queue they were read from.
-        self._taken = 0
-        self._ahead: list[WaitingEntry] = []
+        self._taken: list[WaitingEntry] = []
+        self._ahead: list[tuple[WaitingEntry, tuple[float, ...]]] = []
         self._ahead_from = 0
-        self._rest: Iterator[WaitingEntry] | None = None
+        self._rest: Iterator[tuple[WaitingEntry, tuple[float, ...]]] | None = None
         # Requests added and not yet absorbed into _queue (add_request's fast path),
         # each as WaitingQueue.extend takes it.
         self._pending: list[tuple[str | int, Mapping[str, Any], int, float, R]] = []
@@ -434,8 +440,11 @@ class WaitingRequestQueue(Generic[R]):
         absorbed. Every change of ``_queue`` but these follows a call of this."""
         taken = self._taken
         if taken:
-            self._queue = self._queue.without_first(taken)
-            self._taken = 0
+            queue = self._queue
+            self._queue = (
+                queue.without_first(len(taken)) if self._in_line else queue.without_each(taken)
+            )
+            self._taken = []
         if self._rest is not None:  # an iteration of the version just replaced
             self._ahead, self._ahead_from, self._rest = [], 0, None
         if self._pending:
@@ -452,17 +461,18 @@ class WaitingRequestQueue(Generic[R]):
                 lock.release()
         return self._queue
 
-    def _next_taken(self) -> WaitingEntry | None:
-        """The entry the next pop takes under a policy without keys: the one after
-        the taken ones in ``_queue``'s order (the caller holds the lock and has
-        settled any pending add), or None when no entry waits."""
-        at = self._taken - self._ahead_from
+    def _next_taken(self) -> tuple[WaitingEntry, tuple[float, ...]] | None:
+        """The entry the next pop takes, with its key values, when pops are deferred:
+        the one after the taken ones in ``_queue``'s dispatch order (the caller
+        holds the lock and has settled any pending add), or None when no entry
+        waits."""
+        at = len(self._taken) - self._ahead_from
         ahead = self._ahead
         if at < len(ahead):
             return ahead[at]
         rest = self._rest
         if rest is None:
-            rest = self._rest = iter(self._queue)
+            rest = self._rest = dispatch_entries(self._queue, self._policy, _ANY_MOMENT)
         self._ahead_from += len(ahead)
         ahead = self._ahead = list(islice(rest, _READ_AHEAD))
         return ahead[0] if ahead else None
@@ -633,12 +643,12 @@ class WaitingRequestQueue(Generic[R]):
             if self._pending:
                 self._settle()  # a pin, when set, is older than any pending add: none is
             keys: tuple[float, ...]
-            if self._in_line:  # no keys: the front, read; its removal deferred
-                taken = self._next_taken()
-                if taken is None:
+            if self._deferred:  # the next of the dispatch order, read; its removal deferred
+                pair = self._next_taken()
+                if pair is None:
                     raise IndexError("pop from an empty waiting queue")
-                entry, keys = taken, ()
-                self._taken += 1
+                entry, keys = pair
+                self._taken.append(entry)
             else:
                 pinned = self._pin
                 if pinned is None:
@@ -669,11 +679,11 @@ class WaitingRequestQueue(Generic[R]):
         try:
             if self._pending:
                 self._settle()
-            if self._in_line:  # no keys: the front, which the next pop takes
-                entry = self._next_taken()
-                if entry is None:
+            if self._deferred:  # the next of the dispatch order, which the next pop takes
+                pair = self._next_taken()
+                if pair is None:
                     raise IndexError("peek from an empty waiting queue")
-                front: R = entry.carried  # type: ignore[assignment]  # what add_request gave
+                front: R = pair[0].carried  # type: ignore[assignment]  # what add_request gave
                 return front
             pinned = self._pin
             if pinned is None:

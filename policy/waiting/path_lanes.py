@@ -104,6 +104,14 @@ class LaneIndex:
         lanes = self.lanes.set(lane, members) if members else self.lanes.delete(lane)
         return _index(self.policy, lanes, self.in_time_order or not lanes)
 
+    def dropped_all(self, entries: list[WaitingEntry]) -> LaneIndex:
+        """Without ``entries`` (non-resumed, each in the index once): one
+        :meth:`dropped` each."""
+        index = self
+        for entry in entries:
+            index = index.dropped(entry)
+        return index
+
     def selected(
         self, now: float, budget_left: Mapping[str, float]
     ) -> tuple[WaitingEntry, tuple[float, ...]] | None:

@@ -220,6 +220,43 @@ class StaticIndex:
         order = tuple(value for value in self.class_order if value != first)
         return _index(policy, self.ranked, self.classes.delete(first), order, True)
 
+    def dropped_all(self, entries: list[WaitingEntry]) -> StaticIndex:
+        """Without ``entries`` (non-resumed, each in the index once): the index one
+        :meth:`dropped` per entry gives. By class, a class whose leaving entries
+        are the first of its line, in order (the admissions of one moment take
+        class heads), is cut once (``Line.without_first``), then the class map
+        is updated once per class."""
+        if not self.by_class:
+            index = self
+            for entry in entries:
+                index = index.dropped(entry)
+            return index
+        policy, classes, order = self.policy, self.classes, self.class_order
+        leaving: dict[Any, list[WaitingEntry]] = {}
+        for entry in entries:
+            first = _class_of(static_keys(policy, entry)[0])
+            gone = leaving.get(first)
+            if gone is None:
+                leaving[first] = [entry]
+            else:
+                gone.append(entry)
+        for value, gone in leaving.items():
+            members = classes[value]  # a KeyError for an entry of no class here
+            count = len(gone)
+            if count <= len(members) and all(
+                members.at(at) is entry for at, entry in enumerate(gone)
+            ):
+                members = members.without_first(count)
+            else:  # from the middle too: one at a time (a KeyError for one not here)
+                for entry in gone:
+                    members = members.without(entry)
+            if members:
+                classes = classes.set(value, members)
+            else:
+                classes = classes.delete(value)
+                order = tuple(kept for kept in order if kept != value)
+        return _index(policy, self.ranked, classes, order, True)
+
     def selected(
         self,
         now: float,  # noqa: ARG002 - PathIndex's parameters

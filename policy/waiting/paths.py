@@ -69,6 +69,11 @@ class PathIndex(Protocol):
 
     def dropped(self, entry: WaitingEntry) -> PathIndex: ...
 
+    def dropped_all(self, entries: list[WaitingEntry]) -> PathIndex:
+        """Without ``entries`` (non-resumed, each in the index once): the index one
+        :meth:`dropped` per entry gives."""
+        ...
+
     def selected(self, now: float, budget_left: Mapping[str, float]) -> Chosen | None: ...
 
     def dispatched(
@@ -111,6 +116,10 @@ class Unindexed:
         return self
 
     def dropped(self, entry: WaitingEntry) -> Unindexed:  # noqa: ARG002 - PathIndex's parameters
+        """Itself: nothing is kept."""
+        return self
+
+    def dropped_all(self, entries: list[WaitingEntry]) -> Unindexed:  # noqa: ARG002 - PathIndex's parameters
         """Itself: nothing is kept."""
         return self
 

@@ -432,6 +432,54 @@ class WaitingQueue:
             identities = Map((waiting.identity, waiting) for waiting in order)
         return _queue_of(order, identities, self._front, self._back, index, size)
 
+    def without_each(self, entries: Iterable[WaitingEntry]) -> WaitingQueue:
+        """This queue without every entry of ``entries`` (entries of this very queue,
+        each once: a ``KeyError`` otherwise, a ``TypeError`` for one that is not a
+        :class:`WaitingEntry`), the others in order: the queue one :meth:`without`
+        per entry gives. Where the index holds the order (the ``static`` path by
+        class), the entries leaving each class line at its front (the admissions
+        of one moment) are cut from it at once, and the class map is updated once
+        per class.
+
+        >>> from policy.waiting.policies import static_priority
+        >>> queue = WaitingQueue().extend(
+        ...     static_priority(), [(name, {"priority": 1}, 0, 0.0) for name in "abc"]
+        ... ).unwrap()
+        >>> [entry.identity for entry in queue.without_each(list(queue)[:2])]
+        ['c']
+        """
+        leaving = list(entries)
+        for entry in leaving:
+            if type(entry) is not WaitingEntry:
+                raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
+        index = self._index
+        if index is None or not index.holds_order or len(leaving) < 2:
+            queue = self
+            for entry in leaving:
+                queue = queue._without(entry)
+            return queue
+        order = self._order
+        fresh: list[WaitingEntry] = []
+        for entry in leaving:
+            if entry.resumed:
+                order = order.without(entry)  # a KeyError for an entry not in it
+            elif self._by_identity.get(entry.identity) is not entry:
+                raise KeyError(entry.ticket)  # not of this queue (as _without says)
+            else:
+                fresh.append(entry)
+        index = index.dropped_all(fresh)
+        size = self._size - len(leaving)
+        if not size:
+            return _queue_of(order, _NO_IDENTITIES, self._front, self._back, index, 0)
+        identities = self._by_identity  # the entries stay in it until a sweep
+        queue = _queue_of(order, identities, self._front, self._back, index, size)
+        if len(identities) > 2 * size + _SWEEP_SLACK:
+            identities = Map(
+                (waiting.identity, waiting) for line in queue._lines() for waiting in line
+            )
+            queue = _queue_of(order, identities, self._front, self._back, index, size)
+        return queue
+
     def entry_of(self, identity: RequestId) -> WaitingEntry | None:
         """The waiting entry of the request ``identity``, or None (O(1) expected).
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from itertools import islice
 from types import SimpleNamespace
 
 import pytest
 
 from policy.identity import RequestId
-from policy.waiting import Moment, QueuePolicy, WaitingQueue, select_entry
+from policy.waiting import Moment, QueuePolicy, WaitingQueue, dispatch_entries, select_entry
 from policy.waiting.line import Line
 from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority, vllm_priority
 from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
@@ -106,7 +107,22 @@ def scenario(policy: QueuePolicy, seed: int, *, out_of_order: bool) -> Iterator[
             queue = queue.without_first(count)
             departed.extend(identity for identity, _ in model.items[:count])
             model.items = model.items[count:]
-        elif roll < 0.78:
+        elif roll < 0.68:
+            # the admissions of one moment at once (the drop-in's deferred pops), or
+            # any entries (from the middle of their lines)
+            count = min(rng.choice((2, 3, 9)), len(waiting))
+            moment = Moment(float(serial))
+            if rng.random() < 0.7:
+                gone = [
+                    entry for entry, _ in islice(dispatch_entries(queue, policy, moment), count)
+                ]
+            else:
+                gone = rng.sample(list(queue), count)
+            queue = queue.without_each(gone)
+            for entry in gone:
+                model.remove(entry.identity)
+                departed.append(entry.identity)
+        elif roll < 0.8:
             leaving = rng.choice(waiting)
             queue = queue.remove(leaving).unwrap()
             model.remove(leaving)
@@ -162,6 +178,19 @@ def test_without_first_refuses_a_count_out_of_range() -> None:
     for wrong in (True, 1.0):
         with pytest.raises(TypeError):
             queue.without_first(wrong)  # type: ignore[arg-type]
+
+
+def test_without_each_refuses_what_does_not_wait_here() -> None:
+    policy = static_priority()
+    queue = WaitingQueue().extend(policy, [(n, {"priority": 1}, 0, 0.0) for n in "abc"]).unwrap()
+    a, b, _ = queue.entries
+    other = WaitingQueue().extend(policy, [("a", {"priority": 1}, 0, 0.0)]).unwrap()
+    for leaving in ([a, a], [a, other.entries[0]], [b, a, b]):
+        with pytest.raises(KeyError):
+            queue.without_each(leaving)
+    with pytest.raises(TypeError):
+        queue.without_each([a, "b"])  # type: ignore[list-item]
+    assert queue.without_each([]) is queue
 
 
 def test_a_version_is_unchanged_by_later_ones() -> None:
