@@ -301,6 +301,7 @@ class WaitingRequestQueue(Generic[R]):
         "_bare",
         "_class_names",
         "_clock",
+        "_counted_later",
         "_deferred",
         "_identity",
         "_ids",
@@ -378,12 +379,15 @@ class WaitingRequestQueue(Generic[R]):
         self._prepend_resumed = prepend_resumed
         self._class_names: Mapping[float, str] = names
         self._run_value: float | None = None if run_class is None else float(run_class)
+        # Deferred pops with no run to watch are counted when they are removed
+        # (_settle), all at once: no warning can be due at a pop.
+        self._counted_later = self._deferred and self._run_value is None
         self._queue = WaitingQueue()
         self._lock = threading.Lock()
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
         # Deferred pops (policy without keys): the entries popped from _queue's front
         # and not yet removed from it, and the iteration of _queue they were read from.
-        self._taken: list[WaitingEntry] = []
+        self._taken: list[tuple[WaitingEntry, tuple[float, ...]]] = []
         self._ahead: list[tuple[WaitingEntry, tuple[float, ...]]] = []
         self._ahead_from = 0
         self._rest: Iterator[tuple[WaitingEntry, tuple[float, ...]]] | None = None
@@ -442,9 +446,13 @@ class WaitingRequestQueue(Generic[R]):
         if taken:
             queue = self._queue
             self._queue = (
-                queue.without_first(len(taken)) if self._in_line else queue.without_each(taken)
+                queue.without_first(len(taken))
+                if self._in_line
+                else queue.without_each([entry for entry, _ in taken])
             )
             self._taken = []
+            if self._counted_later:  # no run is watched: no warning can be due
+                self._count_all(taken)
         if self._rest is not None:  # an iteration of the version just replaced
             self._ahead, self._ahead_from, self._rest = [], 0, None
         if self._pending:
@@ -644,11 +652,19 @@ class WaitingRequestQueue(Generic[R]):
                 self._settle()  # a pin, when set, is older than any pending add: none is
             keys: tuple[float, ...]
             if self._deferred:  # the next of the dispatch order, read; its removal deferred
-                pair = self._next_taken()
+                taken = self._taken
+                at = len(taken) - self._ahead_from  # _next_taken's common case, inline
+                ahead = self._ahead
+                pair = ahead[at] if at < len(ahead) else self._next_taken()
                 if pair is None:
                     raise IndexError("pop from an empty waiting queue")
-                entry, keys = pair
-                self._taken.append(entry)
+                taken.append(pair)
+                entry = pair[0]
+                self._ids.discard(entry.identity)
+                if self._counted_later:
+                    request: R = entry.carried  # type: ignore[assignment]  # what add_request gave
+                    return request
+                keys = pair[1]
             else:
                 pinned = self._pin
                 if pinned is None:
@@ -661,14 +677,14 @@ class WaitingRequestQueue(Generic[R]):
                     self._pin = None
                 entry, keys = pinned
                 self._queue = self._queue.without(entry)
-            self._ids.discard(entry.identity)
+                self._ids.discard(entry.identity)
             warn = self._count(entry, keys)
         finally:
             lock.release()
         if warn:
             self._warn_run()
-        request: R = entry.carried  # type: ignore[assignment]  # what add_request gave
-        return request
+        popped: R = entry.carried  # type: ignore[assignment]  # what add_request gave
+        return popped
 
     def peek_request(self) -> R:
         """The request :meth:`pop_request` would take, pinned until the next pop,
@@ -680,7 +696,9 @@ class WaitingRequestQueue(Generic[R]):
             if self._pending:
                 self._settle()
             if self._deferred:  # the next of the dispatch order, which the next pop takes
-                pair = self._next_taken()
+                at = len(self._taken) - self._ahead_from  # _next_taken's common case, inline
+                ahead = self._ahead
+                pair = ahead[at] if at < len(ahead) else self._next_taken()
                 if pair is None:
                     raise IndexError("peek from an empty waiting queue")
                 front: R = pair[0].carried  # type: ignore[assignment]  # what add_request gave
@@ -799,33 +817,41 @@ class WaitingRequestQueue(Generic[R]):
     def _count(self, entry: WaitingEntry, keys: tuple[float, ...]) -> bool:
         """Count one admission by its class (see :class:`QueueStats`); whether the
         run's warning is due now (logged by the caller, outside the lock)."""
-        kind: object
-        if entry.resumed:
-            kind = "resumed"
-        elif not keys:
-            kind = "fifo"
-        else:
-            first = keys[0]
-            # NaN objects hash apart: one class for all of them
-            kind = first if first == first else "nan"  # noqa: PLR0124 - the NaN test
+        return self._count_all(((entry, keys),))
+
+    def _count_all(self, admitted: Iterable[tuple[WaitingEntry, tuple[float, ...]]]) -> bool:
+        """Count admissions, each an entry with its key values, in order (deferred
+        pops, all at once when they are removed); whether the run's warning is due
+        (logged by the caller, outside the lock; due at most once per queue)."""
         counts = self._admissions
-        seen = counts.get(kind)
-        if seen is None:
-            if len(counts) >= MAX_CLASSES:
-                kind = "other"
-            seen = counts.get(kind, 0)
-        counts[kind] = seen + 1
         watched = self._run_value
-        if watched is None:
-            return False
-        if kind == watched:
-            self._run += 1
-            if self._run == _RUN_WARNING and not self._warned:
-                self._warned = True
-                return True
-        else:
-            self._run = 0
-        return False
+        due = False
+        for entry, keys in admitted:
+            kind: object
+            if entry.resumed:
+                kind = "resumed"
+            elif not keys:
+                kind = "fifo"
+            else:
+                first = keys[0]
+                # NaN objects hash apart: one class for all of them
+                kind = first if first == first else "nan"  # noqa: PLR0124 - the NaN test
+            seen = counts.get(kind)
+            if seen is None:
+                if len(counts) >= MAX_CLASSES:
+                    kind = "other"
+                seen = counts.get(kind, 0)
+            counts[kind] = seen + 1
+            if watched is None:
+                continue
+            if kind == watched:
+                self._run += 1
+                if self._run == _RUN_WARNING and not self._warned:
+                    self._warned = True
+                    due = True
+            else:
+                self._run = 0
+        return due
 
     def _warn_run(self) -> None:
         """Log the run of consecutive admissions of the watched class, once per queue."""

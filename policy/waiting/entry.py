@@ -29,6 +29,7 @@ __all__ = [
     "WaitingEntry",
     "attribute_layout",
     "entry_laid_out",
+    "exact_values",
     "keys_at_enqueue",
     "keys_at_enqueue_unchecked",
     "new_entry",
@@ -370,6 +371,34 @@ def attribute_layout(
         return order, values, ()
     extra = tuple(name for name in attributes if name not in order)
     return order + extra, values, tuple(_stored(attributes[name]) for name in extra)
+
+
+def exact_values(
+    order: tuple[str, ...], attributes: dict[str, object]
+) -> tuple[AttributeValue, ...] | None:
+    """The values :func:`attribute_layout` lays out for ``attributes`` when they
+    hold exactly the names of ``order`` (a policy's attribute order, not empty),
+    each exactly a ``float``, ``int`` or ``bool``; None otherwise (then the
+    general layout and its checks decide). One pass, for batches.
+
+    >>> exact_values(("priority", "arrival"), {"arrival": 2.5, "priority": 3})
+    (3.0, 2.5)
+    >>> exact_values(("priority",), {"priority": "3"}) is None
+    True
+    """
+    if len(attributes) != len(order):
+        return None
+    values: list[AttributeValue] = []
+    for name in order:
+        value = attributes.get(name)  # None, when missing: not a number
+        kind = type(value)
+        if kind is float or kind is bool:
+            values.append(value)  # type: ignore[arg-type]
+        elif kind is int:
+            values.append(_stored(value))  # type: ignore[arg-type]
+        else:
+            return None
+    return tuple(values)
 
 
 def _stored(value: AttributeValue) -> AttributeValue:

@@ -22,8 +22,10 @@ per operation. An index that empties keeps classes again.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, ClassVar, Final
 
 from immutables import Map
@@ -244,7 +246,7 @@ class StaticIndex:
             members = classes[value]  # a KeyError for an entry of no class here
             count = len(gone)
             if count <= len(members) and all(
-                members.at(at) is entry for at, entry in enumerate(gone)
+                map(operator.is_, islice(members, count), gone)  # one walk, in C
             ):
                 members = members.without_first(count)
             else:  # from the middle too: one at a time (a KeyError for one not here)

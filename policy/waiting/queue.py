@@ -23,8 +23,12 @@ the version they came from:
   mapped trie behind the standard library's contextvars): duplicates and
   removal by identity without a scan. It is updated lazily: an entry that
   leaves stays in the map until the map holds more than twice the waiting
-  entries, when it is rebuilt from the lines (amortised O(1)); a lookup
-  counts an entry as waiting only if its line holds that very object;
+  entries, when it is rebuilt from the lines (amortised O(1): a rebuild costs
+  about a third of deleting the same entries one by one from a large map); a
+  lookup counts an entry as waiting only if its line holds that very object.
+  A batch joining (``extend``) is checked for duplicates by the map's size
+  after the update (only when it grew by less than the batch is each request
+  looked up);
 - ``_index``: what the policy's selection path needs, for the policy the queue
   was last used with, behind one interface (:mod:`policy.waiting.paths`):
   under ``static`` keys the entries per priority class in key order
@@ -66,6 +70,7 @@ from policy.waiting.entry import (
     WaitingEntry,
     attribute_layout,
     entry_laid_out,
+    exact_values,
     keys_at_enqueue,
     keys_at_enqueue_unchecked,
     new_entry,
@@ -500,8 +505,11 @@ class WaitingQueue:
     #: a host's add asks it every time).
     _get = entry_of
 
-    def _with_all(self, entries: list[WaitingEntry]) -> WaitingQueue:
-        """With ``entries`` (new, not resumed, tickets from the next back one up) last."""
+    def _with_all(
+        self, entries: list[WaitingEntry], identities: Map[RequestId, WaitingEntry]
+    ) -> WaitingQueue:
+        """With ``entries`` (new, not resumed, tickets from the next back one up) last;
+        ``identities`` is this queue's identity map with them."""
         index = self._index
         assert index is not None
         order = self._order
@@ -512,7 +520,7 @@ class WaitingQueue:
             index = grown
         return _queue_of(
             order if index.holds_order else order.joined_back_all(entries),
-            self._by_identity.update((entry.identity, entry) for entry in entries),
+            identities,
             self._front,
             entries[-1].ticket + 1,
             index,
@@ -723,17 +731,19 @@ class WaitingQueue:
         if not isinstance(given, Iterable):
             return Failure(QueueError(cast(RequestId, given), _NOT_REQUESTS))
         entries: list[WaitingEntry] = []
-        batch: set[RequestId] = set()
         ticket = self._back
-        # The usual request (a str or int id not waiting, a dict of names to exact
-        # numbers holding every attribute the keys read, an int serial, a float
-        # now, no ever_fits) is built here with no further check; anything else
-        # takes _entry_for, which checks everything and says what is wrong.
+        # The usual request (a str or int id, a dict of names to exact numbers
+        # holding every attribute the keys read, an int serial, a float now, no
+        # ever_fits) is built here with no further check; anything else takes
+        # _entry_for, which checks everything and says what is wrong. Duplicates
+        # are found by the identity map's size after the batch is added (one map
+        # walk per request, not two): only when it grew by less than the batch is
+        # every request looked at (_first_duplicate), in order.
         usual = type(policy) is QueuePolicy and ever_fits is None
         plan = policy.plan if usual else None
-        read = frozenset(() if plan is None else plan.attribute_order)
+        order = () if plan is None else plan.attribute_order
+        read = frozenset(order)
         keyed = usual and policy.timing == "enqueue" and not policy.is_fifo
-        waiting = self._by_identity
         for request in requests:
             parts = len(request) if type(request) is tuple else 0
             if parts == len(_REQUEST_PARTS):
@@ -742,21 +752,29 @@ class WaitingQueue:
             elif parts == len(_REQUEST_PARTS) + 1:
                 identity, attributes, serial, now, carried = request  # type: ignore[misc]
             else:
-                return Failure(QueueError(cast(RequestId, request), _NOT_A_REQUEST))
+                return Failure(
+                    self._first_duplicate([entry.identity for entry in entries])
+                    or QueueError(cast(RequestId, request), _NOT_A_REQUEST)
+                )
             made: WaitingEntry | QueueError
+            laid = None
             if (
                 usual
                 and (type(identity) is str or type(identity) is int)
                 and type(attributes) is dict
                 and type(serial) is int
                 and type(now) is float
-                and waiting.get(identity) is None
-                and ((not attributes and not read) or _usual_attributes(attributes, read))
             ):
-                # no attribute at all (FIFO's usual request): nothing to lay out or check
-                names, values, extras = (
-                    attribute_layout(policy, attributes) if attributes else _NOTHING_LAID_OUT
-                )
+                if not attributes:  # FIFO's usual request: nothing to lay out or check
+                    laid = None if read else _NOTHING_LAID_OUT
+                else:
+                    values = exact_values(order, attributes)  # the names the keys read only
+                    if values is not None:
+                        laid = (order, values, ())
+                    elif _usual_attributes(attributes, read):
+                        laid = attribute_layout(policy, attributes)
+            if laid is not None:
+                names, values, extras = laid
                 keys = plan.keys(values, serial, now, 0.0, NO_BUDGETS) if keyed else None  # type: ignore[union-attr]
                 made = new_entry(
                     identity, names, values, extras, serial, now, False, keys, ticket, carried
@@ -766,18 +784,38 @@ class WaitingQueue:
                     policy, identity, attributes, serial, now, False, ever_fits, ticket, carried
                 )
                 if type(made) is QueueError:
-                    return Failure(made)
+                    # a repeated id is refused first, as append refuses it (after the
+                    # policy and the id itself): an earlier request's, or this one's
+                    # id again in the batch
+                    ids = [entry.identity for entry in entries]
+                    if isinstance(policy, QueuePolicy) and is_request_id(identity):
+                        ids.append(identity)
+                    return Failure(self._first_duplicate(ids) or made)
             assert type(made) is WaitingEntry
-            if identity in batch:
-                return Failure(QueueError(identity, "is already waiting"))
-            batch.add(identity)
             entries.append(made)
             ticket += 1
         if not entries:
             return _succeeded(self)
         index = self._index
         queue = self if index is not None and index.policy is policy else self._bound(policy)
-        return _succeeded(queue._with_all(entries))
+        before = queue._by_identity
+        identities = before.update([(entry.identity, entry) for entry in entries])
+        if len(identities) != len(before) + len(entries):
+            # an id the map holds (waiting, or left and not yet swept) or one twice
+            duplicate = self._first_duplicate([entry.identity for entry in entries])
+            if duplicate is not None:
+                return Failure(duplicate)
+        return _succeeded(queue._with_all(entries, identities))
+
+    def _first_duplicate(self, identities: list[RequestId]) -> QueueError | None:
+        """The refusal of the first of ``identities`` (a batch's, in order) that
+        waits in this queue or comes earlier in the batch, or None."""
+        seen: set[RequestId] = set()
+        for identity in identities:
+            if identity in seen or self._get(identity) is not None:
+                return QueueError(identity, "is already waiting")
+            seen.add(identity)
+        return None
 
     def requeue_preempted(
         self,

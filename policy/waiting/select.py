@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import islice
+from itertools import islice, repeat
 from typing import Any, Final, TypeAlias
 
 from pyrsistent import pmap
@@ -301,6 +301,8 @@ def dispatch_entries(
         or type(moment) is not Moment
     ):
         _refuse_arguments(queue, policy, moment)  # raised at the call, not at the first next
+    if not policy.keys:  # the queue's own order: the pairs made in C, no generator frame
+        return zip(queue, repeat(()))
     return queue._dispatch(
         policy, moment.now, moment.budget_left, partial(_plain_keys, policy, moment)
     )

@@ -15,6 +15,7 @@ the same check.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections import deque
 from collections.abc import Callable
@@ -194,3 +195,31 @@ def test_a_policy_that_reads_the_moment_pops_at_once() -> None:
     assert queue.pop_request().request_id == "r0"
     assert queue._taken == []
     assert [entry.identity for entry in queue._queue] == ["r1", "r2"]
+
+
+def test_deferred_pops_count_at_once_and_warn_at_the_pop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Deferred pops are counted when they are removed, all at once, when no run is
+    watched; with a watched class each pop is counted as it is taken, so the
+    run's warning comes at the third consecutive pop of that class, before any
+    operation settles the queue."""
+    counted_later = priority_queue(clock=FakeClock())
+    watched: WaitingRequestQueue[Any] = WaitingRequestQueue(
+        counted_later.policy, clock=FakeClock(), run_class=1
+    )
+    for queue in (counted_later, watched):
+        for k in range(4):
+            queue.add_request(Req(f"r{k}", priority=1, arrival_time=float(k)))
+        queue.add_request(Req("r9", priority=2, arrival_time=9.0))
+    with caplog.at_level(logging.WARNING, logger="policy.adapters.vllm"):
+        for _ in range(3):
+            watched.pop_request()
+        assert len(caplog.records) == 1  # at the third pop, nothing settled yet
+        assert watched._taken
+    assert "3 consecutive admissions of class 1" in caplog.records[0].getMessage()
+    for _ in range(4):
+        counted_later.pop_request()
+    assert counted_later._admissions == {}  # not yet: taken, not removed
+    assert counted_later.stats().admissions == {"1": 4}
+    assert watched.stats().admissions == {"1": 3}

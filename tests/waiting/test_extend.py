@@ -96,3 +96,89 @@ def test_a_refused_batch_changes_nothing(batch: list[Any], message: str) -> None
 
 def test_not_an_iterable_is_refused() -> None:
     assert "is not an iterable of requests" in str(WaitingQueue().extend(fifo(), 5).failure())  # type: ignore[arg-type]
+
+
+def _one_by_one(queue: WaitingQueue, policy: QueuePolicy, batch: list[Any]) -> WaitingQueue | str:
+    """The queue one ``append`` per request gives, or the first refusal's text."""
+    for identity, attributes, serial, now in batch:
+        made = queue.append(policy, identity, attributes, serial=serial, now=now)
+        if not isinstance(made.value_or(None), WaitingQueue):
+            return str(made.failure())
+        queue = made.unwrap()
+    return queue
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+@pytest.mark.parametrize("seed", range(6))
+def test_extend_refuses_as_repeated_append_with_ids_used_again(name: str, seed: int) -> None:
+    """Ids that wait, ids that left (still in the identity map until its sweep), ids
+    twice in one batch and bad values, in random batches: extend refuses the first
+    request one append per request refuses, and otherwise gives the same queue
+    (duplicates are found by the identity map's size after the update)."""
+    policy, draw = POLICIES[name], random.Random(seed)
+    queue, serial, clock = WaitingQueue(), 0, 0.0
+    used: list[str] = []
+    for _ in range(40):
+        if len(queue) and draw.random() < 0.5:
+            for _ in range(draw.randrange(1, 5)):
+                if len(queue):
+                    queue = queue.without(select_waiting(queue, policy, _MOMENT).unwrap().entry)
+        batch: list[Any] = []
+        for _ in range(draw.randrange(0, 7)):
+            clock += draw.choice((0.5, 1.0, 0.0))
+            roll = draw.random()
+            if used and roll < 0.3:
+                identity = draw.choice(used)  # waiting now, or left before
+            elif batch and roll < 0.35:
+                identity = batch[draw.randrange(len(batch))][0]  # twice in this batch
+            else:
+                identity = f"r{serial}"
+                used.append(identity)
+            attributes = _attributes(draw, clock)
+            if draw.random() < 0.05:
+                attributes["prompt"] = "long"  # refused: not a number
+            batch.append((identity, attributes, serial, clock))
+            serial += 1
+        expected = _one_by_one(queue, policy, batch)
+        extended = queue.extend(policy, batch)
+        if isinstance(expected, str):
+            assert str(extended.failure()) == expected
+            continue
+        assert _snapshot(extended.unwrap(), policy) == _snapshot(expected, policy)
+        queue = extended.unwrap()
+        for entry in queue:  # every id maps to the entry that waits
+            assert queue.entry_of(entry.identity) is entry
+
+
+def test_an_id_that_left_joins_again_in_a_batch() -> None:
+    """An entry that left stays in the identity map until a sweep: a batch with its
+    id again is taken, and the id then names the new entry."""
+    policy = fifo()
+    queue = WaitingQueue().extend(policy, [("a", {}, 0, 0.0), ("b", {}, 1, 0.0)]).unwrap()
+    left = queue.without(queue.entry_of("a"))  # type: ignore[arg-type]
+    again = left.extend(policy, [("c", {}, 2, 1.0), ("a", {}, 3, 1.0)]).unwrap()
+    assert [entry.identity for entry in again] == ["b", "c", "a"]
+    assert again.entry_of("a") is list(again)[-1]
+    assert [entry.identity for entry in again.remove("a").unwrap()] == ["b", "c"]
+
+
+@pytest.mark.parametrize(
+    ("batch", "message"),
+    [
+        (  # twice in the batch, then a bad value: the repeated id is refused first
+            [("a", {}, 0, 0.0), ("a", {}, 1, 0.0), ("b", {}, 2, "soon")],
+            "request 'a': is already waiting",
+        ),
+        (  # waiting already, then an item that is not a request
+            [("c", {}, 0, 0.0), ("w", {}, 1, 0.0), ("d", {}, 2)],
+            "request 'w': is already waiting",
+        ),
+        (  # a bad value before the repeated id: the bad value first
+            [("a", {}, 0, "soon"), ("w", {}, 1, 0.0)],
+            "request 'a': now must be a number, not 'soon'",
+        ),
+    ],
+)
+def test_the_first_refusal_of_a_batch_is_given(batch: list[Any], message: str) -> None:
+    queue = WaitingQueue().append(fifo(), "w", {}, serial=9, now=0.0).unwrap()
+    assert str(queue.extend(fifo(), batch).failure()) == message
