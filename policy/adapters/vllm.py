@@ -451,7 +451,7 @@ class WaitingRequestQueue(Generic[R]):
                 else queue.without_each([entry for entry, _ in taken])
             )
             self._taken = []
-            if self._counted_later:  # no run is watched: no warning can be due
+            if self._counted_later:
                 self._count_all(taken)
         if self._rest is not None:  # an iteration of the version just replaced
             self._ahead, self._ahead_from, self._rest = [], 0, None
@@ -817,41 +817,40 @@ class WaitingRequestQueue(Generic[R]):
     def _count(self, entry: WaitingEntry, keys: tuple[float, ...]) -> bool:
         """Count one admission by its class (see :class:`QueueStats`); whether the
         run's warning is due now (logged by the caller, outside the lock)."""
-        return self._count_all(((entry, keys),))
-
-    def _count_all(self, admitted: Iterable[tuple[WaitingEntry, tuple[float, ...]]]) -> bool:
-        """Count admissions, each an entry with its key values, in order (deferred
-        pops, all at once when they are removed); whether the run's warning is due
-        (logged by the caller, outside the lock; due at most once per queue)."""
+        kind: object
+        if entry.resumed:
+            kind = "resumed"
+        elif not keys:
+            kind = "fifo"
+        else:
+            first = keys[0]
+            # NaN objects hash apart: one class for all of them
+            kind = first if first == first else "nan"  # noqa: PLR0124 - the NaN test
         counts = self._admissions
+        seen = counts.get(kind)
+        if seen is None:
+            if len(counts) >= MAX_CLASSES:
+                kind = "other"
+            seen = counts.get(kind, 0)
+        counts[kind] = seen + 1
         watched = self._run_value
-        due = False
-        for entry, keys in admitted:
-            kind: object
-            if entry.resumed:
-                kind = "resumed"
-            elif not keys:
-                kind = "fifo"
-            else:
-                first = keys[0]
-                # NaN objects hash apart: one class for all of them
-                kind = first if first == first else "nan"  # noqa: PLR0124 - the NaN test
-            seen = counts.get(kind)
-            if seen is None:
-                if len(counts) >= MAX_CLASSES:
-                    kind = "other"
-                seen = counts.get(kind, 0)
-            counts[kind] = seen + 1
-            if watched is None:
-                continue
-            if kind == watched:
-                self._run += 1
-                if self._run == _RUN_WARNING and not self._warned:
-                    self._warned = True
-                    due = True
-            else:
-                self._run = 0
-        return due
+        if watched is None:
+            return False
+        if kind == watched:
+            self._run += 1
+            if self._run == _RUN_WARNING and not self._warned:
+                self._warned = True
+                return True
+        else:
+            self._run = 0
+        return False
+
+    def _count_all(self, taken: list[tuple[WaitingEntry, tuple[float, ...]]]) -> None:
+        """Count deferred pops, in order, when they are removed (no run is watched:
+        no warning can be due)."""
+        count = self._count
+        for entry, keys in taken:
+            count(entry, keys)
 
     def _warn_run(self) -> None:
         """Log the run of consecutive admissions of the watched class, once per queue."""
