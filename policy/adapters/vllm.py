@@ -469,19 +469,16 @@ class WaitingRequestQueue(Generic[R]):
                 lock.release()
         return self._queue
 
-    def _next_taken(self) -> tuple[WaitingEntry, tuple[float, ...]] | None:
-        """The entry the next pop takes, with its key values, when pops are deferred:
-        the one after the taken ones in ``_queue``'s dispatch order (the caller
-        holds the lock and has settled any pending add), or None when no entry
-        waits."""
-        at = len(self._taken) - self._ahead_from
-        ahead = self._ahead
-        if at < len(ahead):
-            return ahead[at]
+    def _read_ahead(self) -> tuple[WaitingEntry, tuple[float, ...]] | None:
+        """When pops are deferred and every pair read so far is taken: the next
+        pairs of ``_queue``'s dispatch iteration read into ``_ahead``; the first
+        of them (the entry the next pop takes, with its key values), or None when
+        no entry is left. The caller holds the lock and has settled any pending
+        add; a pop or peek reads ``_ahead[len(_taken) - _ahead_from]`` first."""
         rest = self._rest
         if rest is None:
             rest = self._rest = dispatch_entries(self._queue, self._policy, _ANY_MOMENT)
-        self._ahead_from += len(ahead)
+        self._ahead_from += len(self._ahead)
         ahead = self._ahead = list(islice(rest, _READ_AHEAD))
         return ahead[0] if ahead else None
 
@@ -653,9 +650,9 @@ class WaitingRequestQueue(Generic[R]):
             keys: tuple[float, ...]
             if self._deferred:  # the next of the dispatch order, read; its removal deferred
                 taken = self._taken
-                at = len(taken) - self._ahead_from  # _next_taken's common case, inline
+                at = len(taken) - self._ahead_from  # the next pair: read ahead, or read now
                 ahead = self._ahead
-                pair = ahead[at] if at < len(ahead) else self._next_taken()
+                pair = ahead[at] if at < len(ahead) else self._read_ahead()
                 if pair is None:
                     raise IndexError("pop from an empty waiting queue")
                 taken.append(pair)
@@ -696,9 +693,9 @@ class WaitingRequestQueue(Generic[R]):
             if self._pending:
                 self._settle()
             if self._deferred:  # the next of the dispatch order, which the next pop takes
-                at = len(self._taken) - self._ahead_from  # _next_taken's common case, inline
+                at = len(self._taken) - self._ahead_from  # the next pair: read ahead, or read now
                 ahead = self._ahead
-                pair = ahead[at] if at < len(ahead) else self._next_taken()
+                pair = ahead[at] if at < len(ahead) else self._read_ahead()
                 if pair is None:
                     raise IndexError("peek from an empty waiting queue")
                 front: R = pair[0].carried  # type: ignore[assignment]  # what add_request gave

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from enum import IntEnum
 from itertools import islice
 from types import SimpleNamespace
 
@@ -176,8 +177,43 @@ def test_without_first_refuses_a_count_out_of_range() -> None:
             queue.without_first(count)
     wrong: object
     for wrong in (True, 1.0):
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match=f"count must be an int, not {type(wrong).__name__}"):
             queue.without_first(wrong)  # type: ignore[arg-type]
+    with pytest.raises(IndexError) as raised:
+        queue.without_first(5)
+    assert raised.value.args == (5,)
+    # an int of another type (not a bool) counts as its value
+    assert not queue.without_first(Count.ONE)
+    assert queue.without_first(Count.NONE) is queue
+
+
+class Count(IntEnum):
+    NONE = 0
+    ONE = 1
+
+
+def test_dropped_all_of_the_general_index_is_one_dropped_per_entry() -> None:
+    """``StaticIndex.dropped_all`` once the index keeps its entries in the general
+    B+tree (an entry out of key order within its class): the index one
+    ``dropped`` per entry gives (the queue itself takes them one by one there,
+    so only the index's own interface reaches this)."""
+    policy = vllm_priority()
+    rows = [(f"r{k}", {"priority": k % 3, "arrival_time": float(10 - k)}, k, 0.0) for k in range(9)]
+    queue = WaitingQueue().extend(policy, rows).unwrap()
+    index = queue._index
+    assert index is not None
+    assert index.tracks
+    assert not index.holds_order  # the B+tree
+    leaving = [queue.entry_of(name) for name in ("r4", "r0", "r7")]
+    one_by_one = index
+    for entry in leaving:
+        one_by_one = one_by_one.dropped(entry)  # type: ignore[arg-type]
+    at_once = index.dropped_all(leaving)  # type: ignore[arg-type]
+    moment = Moment(0.0)
+    assert list(at_once.dispatched(0.0, moment.budget_left) or ()) == list(
+        one_by_one.dispatched(0.0, moment.budget_left) or ()
+    )
+    assert at_once.size() == one_by_one.size() == 6
 
 
 def test_without_each_refuses_what_does_not_wait_here() -> None:
@@ -188,7 +224,10 @@ def test_without_each_refuses_what_does_not_wait_here() -> None:
     for leaving in ([a, a], [a, other.entries[0]], [b, a, b]):
         with pytest.raises(KeyError):
             queue.without_each(leaving)
-    with pytest.raises(TypeError):
+    with pytest.raises(KeyError) as raised:  # the foreign entry's ticket, as without says
+        queue.without_each([b, other.entries[0]])
+    assert raised.value.args == (other.entries[0].ticket,)
+    with pytest.raises(TypeError, match="entry must be a WaitingEntry, not str"):
         queue.without_each([a, "b"])  # type: ignore[list-item]
     assert queue.without_each([]) is queue
 

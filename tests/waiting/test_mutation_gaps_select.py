@@ -24,6 +24,7 @@ from policy.waiting import (
     WaitingQueue,
     admit_many,
     attempt_admission,
+    dispatch_entries,
     dispatch_order,
     fifo,
     make_policy,
@@ -104,6 +105,9 @@ def test_select_entry_names_the_first_argument_of_the_wrong_type() -> None:
     for arguments, message in wrong:
         with pytest.raises(TypeError) as raised:
             select_entry(*arguments)
+        assert str(raised.value) == message
+        with pytest.raises(TypeError) as raised:  # at the call, before any pair is read
+            dispatch_entries(*arguments)
         assert str(raised.value) == message
 
 
