@@ -35,13 +35,14 @@ def queue(request: pytest.FixtureRequest) -> WaitingRequestQueue[Any]:
 def test_an_empty_queue_raises_index_error(queue: WaitingRequestQueue[Any]) -> None:
     assert not queue
     assert len(queue) == 0
-    with pytest.raises(IndexError, match="pop from an empty waiting queue"):
-        queue.pop_request()
-    with pytest.raises(IndexError, match="peek from an empty waiting queue"):
-        queue.peek_request()
-    queue.add_request(Req("a"))
-    queue.pop_request()
-    with pytest.raises(IndexError):
+    for _ in range(2):  # never filled, then emptied
+        with pytest.raises(IndexError) as raised:
+            queue.pop_request()
+        assert str(raised.value) == "pop from an empty waiting queue"
+        with pytest.raises(IndexError) as raised:
+            queue.peek_request()
+        assert str(raised.value) == "peek from an empty waiting queue"
+        queue.add_request(Req("a"))
         queue.pop_request()
 
 
