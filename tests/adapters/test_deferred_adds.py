@@ -148,13 +148,19 @@ def test_refusals_stay_at_add_while_adds_are_pending(name: str) -> None:
 def test_a_clock_the_kernel_converts_takes_the_kernel_path() -> None:
     """A clock giving something other than a float or an int: the kernel's own
     append decides, after the pending adds are absorbed (the order stays)."""
-    readings: list[object] = [1.0, 2.0, True, 3.0]
+    readings: list[object] = [1.0, 2.0, True, 3.0, 4.0, 5.0]
     queue = QUEUE_MAKERS["fcfs"](lambda: readings.pop(0))  # type: ignore[arg-type]
     for name in "abc":
         queue.add_request(Req(name))
     assert not queue._pending  # the third add absorbed the two before it
     assert [entry.enqueued_at for entry in queue.snapshot] == [1.0, 2.0, 1.0]
     assert [r.request_id for r in queue] == ["a", "b", "c"]
+    # the kernel's path counts the request as every add does: its serial, its id
+    queue.add_request(Req("d"))
+    assert [entry.serial for entry in queue.snapshot] == [0, 1, 2, 3]
+    assert len(queue) == 4
+    with pytest.raises(ValueError, match="'c': is already waiting"):
+        queue.add_request(Req("c"))
 
 
 def test_two_threads_adding_lose_nothing_while_a_third_reads() -> None:

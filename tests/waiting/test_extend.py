@@ -182,3 +182,18 @@ def test_an_id_that_left_joins_again_in_a_batch() -> None:
 def test_the_first_refusal_of_a_batch_is_given(batch: list[Any], message: str) -> None:
     queue = WaitingQueue().append(fifo(), "w", {}, serial=9, now=0.0).unwrap()
     assert str(queue.extend(fifo(), batch).failure()) == message
+
+
+def test_extend_refuses_a_policy_and_a_request_append_refuses() -> None:
+    """The checked path, for what the usual request's fast path does not take: a
+    policy that is not a QueuePolicy, a request lacking an attribute the keys
+    read; and a request given without ``carried`` carries None."""
+    refused = WaitingQueue().extend("fifo", [("a", {}, 0, 0.0)])  # type: ignore[arg-type]
+    assert "the policy must be a QueuePolicy" in str(refused.failure())
+    policy = POLICIES["static"]
+    lacking = WaitingQueue().extend(policy, [("a", {"priority": 1}, 0, 0.0)])
+    expected = WaitingQueue().append(policy, "a", {"priority": 1}, serial=0, now=0.0)
+    assert str(lacking.failure()) == str(expected.failure())
+    assert "lacks attribute" in str(lacking.failure())
+    queue = WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0), ("b", {}, 1, 0.0, "req")])
+    assert [entry.carried for entry in queue.unwrap()] == [None, "req"]
