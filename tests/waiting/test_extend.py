@@ -197,3 +197,30 @@ def test_extend_refuses_a_policy_and_a_request_append_refuses() -> None:
     assert "lacks attribute" in str(lacking.failure())
     queue = WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0), ("b", {}, 1, 0.0, "req")])
     assert [entry.carried for entry in queue.unwrap()] == [None, "req"]
+
+
+@pytest.mark.parametrize(
+    "request_parts",
+    [
+        ([1], {}, 0, 0.0),  # an id that is not hashable
+        (float("nan"), {}, 0, 0.0),  # an id not equal to itself
+        ("a", [], 0, 0.0),  # attributes that are not a mapping
+        ("a", {}, "first", 0.0),  # a serial that is not a number
+        ("a", {}, 0, "now"),  # a now that is not a number
+    ],
+    ids=["unhashable id", "NaN id", "attributes list", "serial text", "now text"],
+)
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_a_request_append_refuses_is_refused_in_a_batch(
+    name: str, request_parts: tuple[Any, ...]
+) -> None:
+    """Every request the usual request's fast path must not take is refused as
+    append refuses it, behind a usual request."""
+    policy = POLICIES[name]
+    identity, attributes, serial, now = request_parts
+    if attributes == {} and policy.attributes_read:
+        attributes = dict.fromkeys(policy.attributes_read, 1.0)
+    expected = WaitingQueue().append(policy, identity, attributes, serial=serial, now=now)
+    usual = ("u", dict.fromkeys(policy.attributes_read, 1.0), 0, 0.0)
+    refused = WaitingQueue().extend(policy, [usual, (identity, attributes, serial, now)])
+    assert str(refused.failure()) == str(expected.failure())
