@@ -9,6 +9,7 @@ order. A refused batch changes nothing and gives append's first refusal.
 from __future__ import annotations
 
 import random
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from policy.waiting import (
     WaitingQueue,
     dispatch_order,
     fifo,
+    make_policy,
     select_waiting,
 )
 from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
@@ -224,3 +226,78 @@ def test_a_request_append_refuses_is_refused_in_a_batch(
     usual = ("u", dict.fromkeys(policy.attributes_read, 1.0), 0, 0.0)
     refused = WaitingQueue().extend(policy, [usual, (identity, attributes, serial, now)])
     assert str(refused.failure()) == str(expected.failure())
+
+
+def _entries(queue: WaitingQueue) -> list[tuple[object, ...]]:
+    return [
+        (
+            e.identity,
+            dict(e.attributes),
+            e.serial,
+            e.enqueued_at,
+            e.resumed,
+            e.enqueue_keys,
+            e.ticket,
+            e.carried,
+        )
+        for e in queue
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_requests_the_checked_path_takes_join_as_appends_do(name: str) -> None:
+    """Requests that are not the usual one (attributes in another mapping, a float
+    serial, an int now) take append's checked path inside a batch: the same
+    entries, field by field (not resumed, their tickets, what they carry)."""
+    policy = POLICIES[name]
+    draw = random.Random(7)
+    batch: list[Any] = []
+    for serial in range(6):
+        attributes: Any = _attributes(draw, float(serial))
+        at_serial: Any = serial
+        now: Any = float(serial)
+        if serial % 3 == 0:
+            attributes = MappingProxyType(attributes)
+        elif serial % 3 == 1:
+            at_serial = float(serial)
+        else:
+            now = serial
+        batch.append((f"r{serial}", attributes, at_serial, now, f"carried {serial}"))
+    waiting = _attributes(draw, 0.0)
+    one_by_one = WaitingQueue().append(policy, "w", waiting, serial=99, now=0.0).unwrap()
+    base = one_by_one
+    for identity, attributes, at_serial, now, carried in batch:
+        one_by_one = one_by_one.append(
+            policy, identity, attributes, serial=at_serial, now=now, carried=carried
+        ).unwrap()
+    extended = base.extend(policy, batch).unwrap()
+    assert _entries(extended) == _entries(one_by_one)
+    assert _snapshot(extended, policy) == _snapshot(one_by_one, policy)
+
+
+def test_keys_at_enqueue_read_the_batch_requests_serial_and_now() -> None:
+    policy = make_policy(["now - serial", "prompt"], attributes=["prompt"], timing="enqueue")
+    rules = policy.unwrap()
+    batch = [(f"r{k}", {"prompt": 10 - k}, k * 3, float(k * k)) for k in range(5)]
+    one_by_one = WaitingQueue()
+    for identity, attributes, serial, now in batch:
+        one_by_one = one_by_one.append(rules, identity, attributes, serial=serial, now=now).unwrap()
+    extended = WaitingQueue().extend(rules, batch).unwrap()
+    assert _entries(extended) == _entries(one_by_one)
+    assert [e.enqueue_keys for e in extended] == [
+        (float(k * k - k * 3), float(10 - k)) for k in range(5)
+    ]
+
+
+def test_a_request_without_the_attributes_the_keys_read_is_refused_in_a_batch() -> None:
+    policy = POLICIES["static"]
+    expected = WaitingQueue().append(policy, "a", {}, serial=0, now=0.0)
+    refused = WaitingQueue().extend(policy, [("a", {}, 0, 0.0)])
+    assert str(refused.failure()) == str(expected.failure())
+    assert "lacks attribute" in str(refused.failure())
+
+
+def test_a_policy_that_is_not_one_is_refused_before_a_waiting_id() -> None:
+    queue = WaitingQueue().append(fifo(), "w", {}, serial=0, now=0.0).unwrap()
+    refused = queue.extend("fifo", [("w", {}, 1, 0.0)])  # type: ignore[arg-type]
+    assert "the policy must be a QueuePolicy" in str(refused.failure())
