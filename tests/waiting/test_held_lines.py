@@ -278,6 +278,7 @@ def test_an_entry_laid_out_for_another_policy_is_a_key_error(name: str) -> None:
     stale = older.entry_of("a")
     assert stale is not None
     queue = older.append(POLICIES[name], "b", details, serial=1, now=1.0).unwrap()
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError) as raised:
         queue.without(stale)
+    assert raised.value.args == (stale.ticket,)  # the entry's ticket, as a line says
     assert [entry.identity for entry in queue] == ["a", "b"]
