@@ -10,6 +10,7 @@ from policy.waiting import (
     QueuePolicy,
     WaitingQueue,
     ascend_fcfs_lanes,
+    dispatch_entries,
     dispatch_order,
     dispatched_at,
     fifo,
@@ -71,3 +72,40 @@ def test_lanes_positions_read_the_moment_and_serial() -> None:
     moment = Moment(500.0, {"prefill": 2.0})
     order = [selection.entry for selection in dispatch_order(built, policy, moment)]
     assert [dispatched_at(built, policy, moment, at) for at in range(200)] == order
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        vllm_priority(),
+        fifo(),
+        ascend_fcfs_lanes(short_tokens=15, max_wait=1.0),
+        make_policy(["prompt - budget_left(engine)", "-waited"], attributes=["prompt"]).unwrap(),
+    ],
+    ids=["the queue's own", "fifo", "lanes", "scan, reading budgets"],
+)
+@pytest.mark.parametrize("built_with", ["the policy", "vllm_priority"])
+def test_dispatch_entries_are_the_dispatch_orders_pairs(
+    policy: QueuePolicy, built_with: str
+) -> None:
+    """``dispatch_entries``: each entry with its key values (``()`` without keys), in
+    ``dispatch_order``'s order and with its keys, for a queue indexed for the
+    policy and for one built with another (the plain definition's keys), at a
+    moment with a budget the keys read."""
+    queue = _queue()
+    if built_with == "the policy":
+        rebuilt = WaitingQueue()
+        for entry in queue:
+            rebuilt = rebuilt.append(
+                policy,
+                entry.identity,
+                {**dict.fromkeys(policy.attributes_read, 0.0), **entry.attributes},
+                serial=entry.serial,
+                now=0.0,
+            ).unwrap()
+        queue = rebuilt
+    moment = Moment(5.0, {"engine": 7.0})
+    pairs = list(dispatch_entries(queue, policy, moment))
+    assert pairs == [(s.entry, s.keys) for s in dispatch_order(queue, policy, moment)]
+    if not policy.keys:
+        assert all(keys == () for _, keys in pairs)

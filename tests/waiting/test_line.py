@@ -69,8 +69,9 @@ def _run(seed: int, steps: int, check: Callable[[Line[Item], list[Item]], None])
             count = min(count, len(model))
             if count < 0:
                 for outside in (-1, len(model) + 1):
-                    with pytest.raises(IndexError):
+                    with pytest.raises(IndexError) as raised:
                         line.without_first(outside)
+                    assert raised.value.args == (outside,)
                 count = 0
             line, model = line.without_first(count), model[count:]
         else:
