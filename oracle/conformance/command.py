@@ -174,6 +174,7 @@ class CommandImplementation(Implementation):
         ]
         for thread in self._threads:
             thread.start()
+        self._stderr_reader = self._threads[2]
 
     # ------------------------------------------------------------------ the streams
 
@@ -242,6 +243,10 @@ class CommandImplementation(Implementation):
             status: int | None = self._process.wait(timeout=_EXIT_GRACE)
         except subprocess.TimeoutExpired:
             status = None
+        else:
+            # what it wrote last may still be in the pipe: read stderr to its end
+            # (bounded: a process it started may hold the pipe open)
+            self._stderr_reader.join(timeout=_EXIT_GRACE)
         how = (
             "closed its stdout"
             if status is None
