@@ -27,8 +27,10 @@ harness. It holds:
   and takes the kernel's own ``append``, as before;
 - ``_taken``: under a policy whose selection reads no moment (the ``fifo``
   and ``static`` paths: ``fcfs_queue``, ``priority_queue``), the entries
-  popped from ``_queue`` and not yet removed from it. Repeated selections then
-  take the entries in the dispatch order of any one moment, so a pop reads the
+  popped from ``_queue`` and not yet removed from it, each with its key values
+  (counted in the statistics when they are removed, unless a run is
+  watched). Repeated selections then take the entries in the dispatch order
+  of any one moment, so a pop reads the
   next pair of one ``dispatch_entries`` iteration of ``_queue`` (``_ahead``:
   the iteration read 64 pairs at a time, ``_ahead_from`` the position of its
   first), no selection and no new version; the next operation that needs the
@@ -385,8 +387,9 @@ class WaitingRequestQueue(Generic[R]):
         self._queue = WaitingQueue()
         self._lock = threading.Lock()
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
-        # Deferred pops (policy without keys): the entries popped from _queue's front
-        # and not yet removed from it, and the iteration of _queue they were read from.
+        # Deferred pops (selection reads no moment): the entries popped, with their key
+        # values, not yet removed from _queue, and the iteration of _queue they were
+        # read from (_ahead holds its pairs from position _ahead_from on).
         self._taken: list[tuple[WaitingEntry, tuple[float, ...]]] = []
         self._ahead: list[tuple[WaitingEntry, tuple[float, ...]]] = []
         self._ahead_from = 0
