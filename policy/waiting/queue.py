@@ -753,7 +753,7 @@ class WaitingQueue:
                 identity, attributes, serial, now, carried = request  # type: ignore[misc]
             else:
                 return Failure(
-                    self._first_duplicate([entry.identity for entry in entries])
+                    self._first_duplicate(entries)
                     or QueueError(cast(RequestId, request), _NOT_A_REQUEST)
                 )
             made: WaitingEntry | QueueError
@@ -787,10 +787,10 @@ class WaitingQueue:
                     # a repeated id is refused first, as append refuses it (after the
                     # policy and the id itself): an earlier request's, or this one's
                     # id again in the batch
-                    ids = [entry.identity for entry in entries]
-                    if isinstance(policy, QueuePolicy) and is_request_id(identity):
-                        ids.append(identity)
-                    return Failure(self._first_duplicate(ids) or made)
+                    own = isinstance(policy, QueuePolicy) and is_request_id(identity)
+                    return Failure(
+                        self._first_duplicate(entries, (identity,) if own else ()) or made
+                    )
             assert type(made) is WaitingEntry
             entries.append(made)
             ticket += 1
@@ -802,16 +802,18 @@ class WaitingQueue:
         identities = before.update([(entry.identity, entry) for entry in entries])
         if len(identities) != len(before) + len(entries):
             # an id the map holds (waiting, or left and not yet swept) or one twice
-            duplicate = self._first_duplicate([entry.identity for entry in entries])
+            duplicate = self._first_duplicate(entries)
             if duplicate is not None:
                 return Failure(duplicate)
         return _succeeded(queue._with_all(entries, identities))
 
-    def _first_duplicate(self, identities: list[RequestId]) -> QueueError | None:
-        """The refusal of the first of ``identities`` (a batch's, in order) that
-        waits in this queue or comes earlier in the batch, or None."""
+    def _first_duplicate(
+        self, entries: list[WaitingEntry], then: tuple[RequestId, ...] = ()
+    ) -> QueueError | None:
+        """The refusal of the first id of ``entries`` (a batch's, in order), then of
+        ``then``, that waits in this queue or comes earlier in the batch, or None."""
         seen: set[RequestId] = set()
-        for identity in identities:
+        for identity in chain((entry.identity for entry in entries), then):
             if identity in seen or self._get(identity) is not None:
                 return QueueError(identity, "is already waiting")
             seen.add(identity)
