@@ -181,46 +181,65 @@ MUTANTS = [
         "                ended += (_ended(request, _ROUTED_CLASSIC),)\n"
         "                continue\n",
     ),
-    # waiting selection: the fast paths (the plain definition is select_reference)
+    # waiting selection: the fast paths, one per path and more (the plain definition
+    # is select_reference)
+    Mutant(
+        "fifo path selects the last entry",
+        "policy/waiting/fast/in_order.py",
+        '        """The first entry (O(1))."""\n        return self.line.first()',
+        '        """The first entry (O(1))."""\n        return self.line.at(len(self.line) - 1)',
+    ),
+    Mutant(
+        "static path selects from the last class",
+        "policy/waiting/fast/key_order.py",
+        "entry = self.classes[self.order.first()].first()",
+        "entry = self.classes[self.order.at(len(self.order) - 1)].first()",
+    ),
+    Mutant(
+        "scan path takes the first row",
+        "policy/waiting/fast/in_order.py",
+        "        at, keys = plan.scan(rows, now, budget_left)\n        return rows[at], keys",
+        "        at, keys = plan.scan(rows, now, budget_left)\n        return rows[0], keys",
+    ),
     Mutant(
         "ties go to the later entry (class heads)",
-        "policy/waiting/path_lanes.py",
-        "rank = (*sort_key(keys), head.ticket)",
-        "rank = (*sort_key(keys), -head.ticket)",
+        "policy/waiting/fast/lanes.py",
+        "rank = ordering(keys, head.ticket)",
+        "rank = ordering(keys, -head.ticket)",
+    ),
+    Mutant(
+        "class heads without the time-order guard",
+        "policy/waiting/fast/lanes.py",
+        "        if not self.in_time_order:\n            return scan_selected(",
+        "        if False:\n            return scan_selected(",
     ),
     Mutant(
         "resumed front ignored",
-        "policy/waiting/queue.py",
-        "if front.resumed or not policy.keys:\n            return front, ()",
-        "if not policy.keys:\n            return front, ()",
+        "policy/waiting/select.py",
+        "    if resumed is not None:\n        return resumed, ()",
+        "    if False:\n        return resumed, ()",
     ),
     Mutant(
         "dynamic keys cached at enqueue",
-        "policy/waiting/plan.py",
-        "path, lanes = path_and_plan(keys, constants, timing)  # type: ignore[arg-type]",
+        "policy/waiting/fast/plan.py",
+        "path, lanes = path_and_plan(keys, constants, timing)",
         'path, lanes = ("static" if keys else "fifo"), None',
     ),
     Mutant(
         "keys evaluated at selection under enqueue timing",
-        "policy/waiting/path_static.py",
-        '    if policy.timing == "enqueue":\n        stored = entry.enqueue_keys',
-        "    if False:\n        stored = entry.enqueue_keys",
+        "policy/waiting/fast/plan.py",
+        '        if self.policy.timing == "enqueue":\n            stored = entry.enqueue_keys',
+        "        if False:\n            stored = entry.enqueue_keys",
     ),
     Mutant(
-        "priority classes out of key order kept",
-        "policy/waiting/path_static.py",
-        "elif sort_key(keys[1:]) < sort_key(static_keys(policy, members.last())[1:]):",
-        "elif False:",
-    ),
-    Mutant(
-        "class heads without the time-order guard",
-        "policy/waiting/path_lanes.py",
-        "        if not self.in_time_order:\n            return None\n        keys_of",
-        "        keys_of",
+        "a class's arrivals joined out of key order",
+        "policy/waiting/fast/key_order.py",
+        "if places == sorted(places) and (not line or places[0] > line.last_key()):",
+        "if True:",
     ),
     Mutant(
         "admission pass ignores the resumed prefix",
-        "policy/waiting/queue.py",
+        "policy/waiting/select.py",
         "            if not (entry.resumed or not policy.keys):\n                break",
         "            if policy.keys:\n                break",
     ),
@@ -228,13 +247,32 @@ MUTANTS = [
         "fit-first skipping",
         "policy/waiting/select.py",
         "    if not fits(selection.entry):\n"
-        "        return _blocked(selection, queue)\n    return _admitted(",
+        "        return Blocked(selection, queue)\n    return Admitted(",
         "    if not fits(selection.entry):\n"
-        "        rest = queue._without(selection.entry)\n"
-        "        if len(rest) and fits(rest.entries[0]):\n"
-        "            front = rest.entries[0]\n"
-        "            return _admitted(_selection(front, (), rest), rest._without(front))\n"
-        "        return _blocked(selection, queue)\n    return _admitted(",
+        "        rest = queue.without(selection.entry)\n"
+        "        if len(rest) and fits(rest.first()):\n"
+        "            front = rest.first()\n"
+        "            return Admitted(Selection(front, (), rest), rest.without(front))\n"
+        "        return Blocked(selection, queue)\n    return Admitted(",
+    ),
+    # the queue and its line
+    Mutant(
+        "an entry that leaves stays in the identity map",
+        "policy/waiting/queue.py",
+        "        by_identity = self._by_identity.delete(entry.identity)\n",
+        "        by_identity = self._by_identity\n",
+    ),
+    Mutant(
+        "a merged branch loses its separator",
+        "policy/waiting/fast/line.py",
+        "joined = ((*a[0], seps[low], *b[0]), a[1] + b[1], a[2] + b[2])",
+        "joined = ((*a[0], *b[0]), a[1] + b[1], a[2] + b[2])",
+    ),
+    Mutant(
+        "the back leaf flushed without its last item",
+        "policy/waiting/fast/line.py",
+        "return self._with_last_leaf((keys[:-1], items[:-1]), (keys[-1:], items[-1:]), size)",
+        "return self._with_last_leaf((keys[:-2], items[:-2]), (keys[-1:], items[-1:]), size)",
     ),
     Mutant(
         "NaN sorts first",
@@ -255,10 +293,30 @@ MUTANTS = [
         "        if math.isnan(value):\n            continue\n        ranked.append(",
     ),
     Mutant(
-        "preempted request re-queued at the back",
+        "preempted request held with the fresh ones",
         "policy/waiting/queue.py",
-        "ticket = self._front if resumed else self._back",
-        "ticket = self._back",
+        "                queue._resumed.joined(made.ticket, made),\n                queue._fresh,",
+        "                queue._resumed,\n"
+        "                queue._fresh.joined(made),  # type: ignore[union-attr]",
+    ),
+    # the drop-in's batches
+    Mutant(
+        "a step's arrivals joined in reverse",
+        "policy/adapters/batches.py",
+        "made = queue.extend(policy, self._waiting)",
+        "made = queue.extend(policy, self._waiting[::-1])",
+    ),
+    Mutant(
+        "a taken admission taken again",
+        "policy/adapters/batches.py",
+        "            self._taken.append(chosen.entry)\n            self._ahead = None",
+        "            self._taken.append(chosen.entry)",
+    ),
+    Mutant(
+        "a popped request kept by the drop-in",
+        "policy/adapters/vllm.py",
+        "request = self._requests.pop(entry.identity)",
+        "request = self._requests[entry.identity]",
     ),
     # the harness engines (their checks are the golden files and the engine properties)
     Mutant(

@@ -38,8 +38,12 @@ VIOLATIONS = {
         "import time",
     ),
     "Only the oracle imports the adapters: the kernel stays below them": (
-        "policy/waiting/policies.py",
+        "policy/waiting/select.py",
         "import policy.adapters.vllm",
+    ),
+    "The policy language and selection as defined import nothing from the fast layer": (
+        "policy/waiting/reference.py",
+        "import policy.waiting.fast.line",
     ),
 }
 
@@ -222,7 +226,7 @@ def _probe(line: str) -> set[tuple[str, str]]:
         ("import policy.text\nx = policy.text._hidden", ("policy.text", "_hidden")),
         ("import policy.text as t\nx = t._hidden", ("policy.text", "_hidden")),
         ("from ..text import _hidden", ("policy.text", "_hidden")),
-        ("from . import ordered\nx = ordered._hidden", ("policy.waiting.ordered", "_hidden")),
+        ("from . import numbers\nx = numbers._hidden", ("policy.waiting.numbers", "_hidden")),
         (
             "from oracle.bench import waiting\nx = waiting._always",
             ("oracle.bench.waiting", "_always"),

@@ -38,6 +38,7 @@ from policy.waiting import (
 # ``policy.waiting``: the modules themselves, where their callers look names up.
 kernel_evaluate = importlib.import_module("policy.waiting.evaluate")
 kernel_select = importlib.import_module("policy.waiting.select")
+kernel_reference = importlib.import_module("policy.waiting.reference")
 
 
 def _run_all(check: Check, level: str = "quick") -> Partial:
@@ -97,12 +98,14 @@ def _nan_first(values: Iterable[float]) -> tuple[tuple[int, float], ...]:
 def _plain_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """Select by the plain definition (select_reference, the tree evaluator): the
     mutants below break that definition, which the fast paths are proven equal to
-    (tests/test_fast_paths.py, tests/waiting/test_compiled.py)."""
-    monkeypatch.setattr(WaitingQueue, "_selected", _never_indexed)
+    (tests/waiting/fast/test_paths.py, tests/waiting/test_compiled.py). The one
+    function select_waiting chooses through is replaced (select.py's own)."""
+    monkeypatch.setattr(kernel_select, "_chosen", _by_definition)
 
 
-def _never_indexed(*_: object) -> None:
-    return None
+def _by_definition(queue: WaitingQueue, policy: object, moment: Moment) -> object:
+    chosen = kernel_reference.select_reference(queue, policy, moment)
+    return chosen.map(lambda selection: (selection.entry, selection.keys)).value_or(None)
 
 
 def _queue_of(keys: list[float]) -> tuple[WaitingQueue, object]:
@@ -117,9 +120,9 @@ def _queue_of(keys: list[float]) -> tuple[WaitingQueue, object]:
 def test_selection_catches_nan_ranked_first(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # select_waiting looks key_list_order up in policy.waiting.select
+    # select_reference looks key_list_order up in policy.waiting.reference
     _plain_kernel(monkeypatch)
-    monkeypatch.setattr(kernel_select, "key_list_order", _nan_first)
+    monkeypatch.setattr(kernel_reference, "key_list_order", _nan_first)
     queue, policy = _queue_of([1.0, math.nan])
     chosen = select_waiting(queue, policy, Moment(4.0)).unwrap()  # type: ignore[arg-type]
     assert chosen.index == 1  # the patch is effective: NaN wins
@@ -149,7 +152,7 @@ def test_selection_catches_negative_zero_below_zero(
 
     _plain_kernel(monkeypatch)
     monkeypatch.setattr(kernel_evaluate, "order_key", signed)
-    assert kernel_select.key_list_order([-0.0]) < kernel_select.key_list_order([0.0])
+    assert kernel_reference.key_list_order([-0.0]) < kernel_reference.key_list_order([0.0])
 
     found = SELECTION.run("quick", ("one", 2, 0, 4))  # front key 0.0, every second key
     assert found.disagreements > 0

@@ -431,7 +431,7 @@ def _last_of_equals(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) ->
         return Nothing
     back = len(queue) - 1
     return select_waiting(queue, policy, Moment(0.0)).map(
-        lambda s: replace(s, entry=queue.entries[back])
+        lambda s: s._replace(entry=queue.entries[back])
     )
 
 

@@ -53,7 +53,6 @@ from policy.waiting import (
     PolicyError,
     QueueError,
     Scope,
-    WaitingEntry,
     WaitingQueue,
     admit_many,
     attempt_admission,
@@ -63,6 +62,7 @@ from policy.waiting import (
     fifo,
     load_policy,
     load_policy_text,
+    make_entry,
     make_policy,
     parse_expression,
     select_reference,
@@ -320,7 +320,7 @@ def test_the_queue_refuses_an_identity_that_is_not_equal_to_itself(identity: obj
     assert queue.remove(identity).failure().message == message  # type: ignore[arg-type]
     assert queue.index_of(identity).value_or(None) is None  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"WaitingEntry\.identity must be hashable and equal"):
-        WaitingEntry(identity, {}, 0, 0.0)  # type: ignore[arg-type]
+        make_entry(identity, {}, 0, 0.0)  # type: ignore[arg-type]
 
 
 def test_show_once_next_grant_index_read_a_map_by_key() -> None:
@@ -455,7 +455,7 @@ SELECTION_NAMES = [
 @pytest.mark.parametrize(
     ("position", "wrong", "message"),
     [
-        (0, [], "queue must be a WaitingQueue, not list"),
+        (0, 0, "queue must be a WaitingQueue, not int"),
         (1, None, "policy must be a QueuePolicy, not NoneType"),
         (2, 0.0, "moment must be a Moment, not float"),
     ],
@@ -487,9 +487,9 @@ def test_the_admission_callbacks_and_limit_are_checked() -> None:
     with pytest.raises(TypeError, match="budget_left must be keyed by stage names"):
         Moment(0.0, {5: 1.0})  # type: ignore[dict-item]
     with pytest.raises(TypeError, match=r"WaitingEntry\.identity must be hashable"):
-        WaitingEntry(["a"], {}, 0, 0.0)  # type: ignore[arg-type]
+        make_entry(["a"], {}, 0, 0.0)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"WaitingEntry\.attributes"):
-        WaitingEntry("a", {"n": "1"}, 0, 0.0)  # type: ignore[dict-item]
+        make_entry("a", {"n": "1"}, 0, 0.0)  # type: ignore[dict-item]
 
 
 # =============================================================================================
@@ -528,7 +528,7 @@ def test_rotation_values_show_any_request_id(request_id: object) -> None:
 def test_waiting_values_show_any_identity(identity: object) -> None:
     queue = WaitingQueue().append(fifo(), identity, {"n": HUGE}, serial=HUGE, now=0.0).unwrap()  # type: ignore[arg-type]
     selection = select_waiting(queue, fifo(), Moment(0.0)).unwrap()
-    entry = WaitingEntry(identity, {"n": HUGE}, HUGE, HUGE)  # type: ignore[arg-type]
+    entry = make_entry(identity, {"n": HUGE}, HUGE, HUGE)  # type: ignore[arg-type]
     refused = queue.append(fifo(), identity, {}, serial=0, now=0.0).failure()  # type: ignore[arg-type]
     for text in (repr(queue), repr(selection), repr(entry), str(refused), repr(refused)):
         assert one_printable_line(text)

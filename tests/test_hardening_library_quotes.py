@@ -15,9 +15,9 @@ from policy.text import QUOTE_WIDTH, cut, name_shown, quote, shown
 from policy.waiting import (
     Attr,
     Const,
-    WaitingEntry,
     WaitingQueue,
     load_policy,
+    make_entry,
     make_policy,
     parse_expression,
 )
@@ -54,7 +54,7 @@ def _message(make: Callable[[], object]) -> str:
         pytest.param(lambda: parse_expression("1 " + NAME), id="a token"),
         pytest.param(lambda: Var(NAME), id="a context variable"),  # type: ignore[arg-type]
         pytest.param(
-            lambda: WaitingEntry("a", {NAME: "x"}, 0, 0.0),  # type: ignore[dict-item]
+            lambda: make_entry("a", {NAME: "x"}, 0, 0.0),  # type: ignore[dict-item]
             id="an entry's attribute",
         ),
         pytest.param(

@@ -83,7 +83,7 @@ def test_live_requests_of_something_not_a_state_is_a_type_error() -> None:
         (((1,), (1.0,)), TypeError, "AttributeView's names must be a tuple of names (str), not"),
         ((("a",), [1.0]), TypeError, "AttributeView's values must be a tuple, not list"),
         ((("a",), ("x",)), TypeError, "AttributeView's values must be numbers, not 'x'"),
-        ((("a",), (), (None,)), TypeError, "AttributeView's extras must be numbers, not None"),
+        ((("a",), (None,)), TypeError, "AttributeView's values must be numbers, not None"),
         ((("a", "b"), (1.0,)), ValueError, "AttributeView needs one name per value: 2 names"),
     ],
 )

@@ -46,6 +46,7 @@ from oracle.harness.rotation_scenario import RotationScenario
 from oracle.harness.scenarios import Scenario, ScenarioError, load_scenario, read_scenario
 from oracle.harness.step_engine import EngineStalled, trace_step
 from oracle.harness.verdicts import admission_result, events_result, rotation_result
+from policy.waiting import selection_path
 from tests.replay_helpers import replay, step_document
 
 Doc = dict[str, Any]
@@ -594,7 +595,7 @@ def test_the_selection_work_bound_at_its_limit_loads_and_one_more_node_is_refuse
     keys = ["waited * 0", *["x"] * 997]  # 3 + 997 nodes; `waited`: the scan path
     scenario = read_scenario(scan_pool(100, keys, one_by_one=True))
     assert isinstance(scenario, AdmissionScenario)
-    assert (scenario.policy.path, policy_nodes(scenario.policy)) == ("scan", 1000)
+    assert (selection_path(scenario.policy), policy_nodes(scenario.policy)) == ("scan", 1000)
     error = field_error(scan_pool(100, [*keys, "x"], one_by_one=True))
     assert error.path == "policy"
     assert error.reason == (
@@ -630,7 +631,7 @@ def test_the_key_work_bound_at_its_limit_loads_and_one_more_node_is_refused() ->
     key = "min(" + ", ".join(["x"] * 199) + ")"
     scenario = read_scenario(scan_pool(REQUESTS.value, [key]))
     assert isinstance(scenario, AdmissionScenario)
-    assert (scenario.policy.path, policy_nodes(scenario.policy)) == ("static", 200)
+    assert (selection_path(scenario.policy), policy_nodes(scenario.policy)) == ("static", 200)
     error = field_error(scan_pool(REQUESTS.value, [key, "x"]))
     assert error.path == "policy"
     assert error.reason == (

@@ -1,8 +1,8 @@
 """The kernel calls nothing that does I/O or runs code from text.
 
-Two exceptions, by design. ``policy/adapters/vllm_scheduler.py`` opens the policy file
-an operator names (its one ``open``). And ``policy/waiting/compiled.py`` compiles key trees into
-Python functions (``compile``, never ``exec`` or ``eval``). The source it
+Two exceptions, by design. ``policy/adapters/policy_file.py`` opens the policy
+file an operator names (its one ``open``). And ``policy/waiting/fast/compiled.py``
+compiles key trees into Python functions (``compile``, never ``exec`` or ``eval``). The source it
 compiles is generated from a validated tree and never contains text from a
 policy: attributes are read by position, stage names and non-finite numbers
 are names bound in the function's globals, and the function gets no builtins
@@ -18,16 +18,16 @@ import ast
 from pathlib import Path
 
 import policy
-from policy.waiting.compiled import generated_source
+from policy.waiting.fast.compiled import generated_source
 from policy.waiting.parse import parse_expression
 
 KERNEL = Path(policy.__file__).parent
 FORBIDDEN_CALLS = {"print", "open", "input", "exec", "eval", "compile", "__import__"}
 #: Modules allowed to call ``compile`` (see the docstring).
 COMPILES_KEYS = {"compiled.py"}
-#: Modules allowed to call ``open``: KernelScheduler reads the policy file an
-#: operator names (policy/adapters/vllm_scheduler.py, docs/adapters.md).
-OPENS_POLICY_FILES = {"vllm_scheduler.py"}
+#: Modules allowed to call ``open``: the one reader of the policy file an operator
+#: names (policy/adapters/policy_file.py, docs/adapters.md).
+OPENS_POLICY_FILES = {"policy_file.py"}
 
 
 def _kernel_modules() -> list[Path]:

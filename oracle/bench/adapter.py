@@ -15,7 +15,7 @@ kernel operation's (the note names it), per call:
 - ``add_request, absorbed``: the same adds, then the one read (``snapshot``) that
   absorbs them in one ``WaitingQueue.extend``, against the same appends: the
   adds' whole cost;
-- ``pop_request`` against ``select_entry`` then ``WaitingQueue.without``;
+- ``pop_request`` against ``select_waiting`` then ``WaitingQueue.without``;
 - ``peek_request`` then ``pop_request`` (what vLLM's scheduler does) against
   the same (the pin makes the second selection free); both end with the read
   (``snapshot``) that takes deferred pops (``fcfs``) out of the held version;
@@ -53,7 +53,8 @@ from policy.waiting import (
     Moment,
     WaitingQueue,
     dispatch_order,
-    select_entry,
+    select_waiting,
+    selection_path,
 )
 
 #: The adapter's target: every operation within this factor of the kernel's.
@@ -217,7 +218,7 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
             popped.append(queue.pop_request())
         _ = queue.snapshot  # the deferred pops (fcfs) taken out: their whole cost
 
-    timeless = policy.path in ("fifo", "static")  # selection reads no moment: build none
+    timeless = selection_path(policy) in ("fifo", "static")  # selection reads no moment: build none
     any_moment = Moment(0.0)
 
     def moment() -> Moment:
@@ -225,9 +226,7 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
 
     def admissions(version: WaitingQueue) -> None:
         for _ in range(calls):
-            chosen = select_entry(version, policy, moment())
-            assert chosen is not None
-            version = version.without(chosen[0])
+            version = version.without(select_waiting(version, policy, moment()).unwrap().entry)
 
     def peek_pops() -> None:
         popped.clear()
@@ -238,9 +237,7 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
 
     def select_removes(version: WaitingQueue) -> None:  # a host peeks, then takes
         for _ in range(calls):
-            chosen = select_entry(version, policy, moment())
-            assert chosen is not None
-            version = version.without(chosen[0])
+            version = version.without(select_waiting(version, policy, moment()).unwrap().entry)
 
     def kernel_removes(removed: Sequence[VllmRequest]) -> Callable[[WaitingQueue], None]:
         def run(version: WaitingQueue) -> None:
@@ -286,8 +283,10 @@ def _work(setup: _Setup, calls: int) -> list[_Measured]:
             drop_fresh,
             calls,
         ),
-        _Measured("pop_request", "select_entry + without", pops, admissions, put_back, calls),
-        _Measured("peek+pop", "select_entry + without", peek_pops, select_removes, put_back, calls),
+        _Measured("pop_request", "select_waiting + without", pops, admissions, put_back, calls),
+        _Measured(
+            "peek+pop", "select_waiting + without", peek_pops, select_removes, put_back, calls
+        ),
         _Measured(
             "prepend_request",
             "requeue_preempted" if resumes else "append",

@@ -21,21 +21,22 @@ from policy.waiting import (
     ascend_fcfs_lanes,
     fifo,
     make_policy,
+    selection_path,
     static_priority,
     vllm_priority,
 )
 
 
 def paths_report() -> list[tuple[str, str]]:
-    """Which selection path each benchmarked policy gets (``QueuePolicy.path``)."""
+    """Which selection path each benchmarked policy gets (``selection_path``)."""
     return [
-        ("fifo()", fifo().path),
-        ("static_priority()", static_priority().path),
-        ("vllm_priority()", vllm_priority().path),
-        ("ascend_fcfs_lanes()", ascend_fcfs_lanes().path),
+        ("fifo()", selection_path(fifo())),
+        ("static_priority()", selection_path(static_priority())),
+        ("vllm_priority()", selection_path(vllm_priority())),
+        ("ascend_fcfs_lanes()", selection_path(ascend_fcfs_lanes())),
         (
             "prompt / (1 + waited)",
-            make_policy(["prompt / (1 + waited)"], attributes=["prompt"]).unwrap().path,
+            selection_path(make_policy(["prompt / (1 + waited)"], attributes=["prompt"]).unwrap()),
         ),
     ]
 

@@ -45,7 +45,8 @@ from policy.waiting import (
     make_policy,
     static_priority,
 )
-from policy.waiting.compiled import sort_key
+from policy.waiting.fast import plan_of
+from policy.waiting.fast.compiled import sort_key
 
 SHORT_TOKENS: Final = 256
 MAX_WAIT: Final = 0.1
@@ -440,7 +441,7 @@ def scan_rows(sizes: Sequence[int], quick: bool) -> list[Row]:
         queue = build("ascend lanes", policy, made)
         entries = list(queue)
         now = made[-1].arrival + 0.01
-        scan = policy.plan.scan
+        scan = plan_of(policy).scan
         budgets: dict[str, float] = {}
         plain = [r for r in made if not r.immediate]  # so the hand loop scans every row
         kept = [e for e in entries if not e.attributes["immediate"]]
@@ -490,7 +491,7 @@ def pass_rows(quick: bool) -> list[Row]:
             step = outcome.queue
         return step
 
-    keys = policy.plan.keys
+    keys = plan_of(policy).keys
     budgets: dict[str, float] = {}
 
     def resort() -> object:

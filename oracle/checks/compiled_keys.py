@@ -2,7 +2,7 @@
 
 :func:`check_compiled` compiles every tree of the grammar below, up to
 ``max_size`` nodes, with ``compiler`` (by default
-:func:`policy.waiting.compiled.compile_expression`) and calls the compiled
+:func:`policy.waiting.fast.compiled.compile_expression`) and calls the compiled
 function at every point of the tree's domain. Each value must be the same
 IEEE value as ``policy.waiting.evaluate`` gives in the matching ``Scope``
 (:func:`same_value`: a float, NaN equals NaN, -0.0 differs from 0.0); a
@@ -62,8 +62,8 @@ from policy.waiting import (
     evaluate,
     unparse,
 )
-from policy.waiting.compiled import ExpressionFunction, compile_expression
 from policy.waiting.expr import walk
+from policy.waiting.fast.compiled import ExpressionFunction, compile_expression
 
 __all__ = [
     "ATTRIBUTE_ORDER",

@@ -1,4 +1,4 @@
-"""Brute-force check of the lane analysis (``policy.waiting.analysis.lane_plan``).
+"""Brute-force check of the lane analysis (``policy.waiting.fast.analysis.lane_plan``).
 
 For every key tree up to a size bound that the analysis accepts, the plan's
 contract is tested on a grid, with the reference evaluator
@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Final, Literal
 
-from policy.waiting.analysis import LanePlan, class_value, lane_plan
 from policy.waiting.evaluate import Scope, evaluate, key_list_order
 from policy.waiting.expr import (
     Attr,
@@ -66,6 +65,7 @@ from policy.waiting.expr import (
     Var,
     walk,
 )
+from policy.waiting.fast.analysis import LanePlan, class_value, lane_plan
 from policy.waiting.parse import unparse
 
 __all__ = [

@@ -471,7 +471,8 @@ def read_moment(document: JSON) -> Moment:
 def queue_json(entries: Sequence[WaitingEntry]) -> list[JSON]:
     """Kernel waiting entries in the protocol's form (what :func:`read_queue` reads).
 
-    >>> entry = WaitingEntry("a", {"prompt": 2.0, "vip": True}, 3, 1.5, resumed=True)
+    >>> from policy.waiting import make_entry
+    >>> entry = make_entry("a", {"prompt": 2.0, "vip": True}, 3, 1.5, resumed=True)
     >>> queue_json([entry])  # doctest: +NORMALIZE_WHITESPACE
     [{'id': 'a', 'attrs': {'prompt': 2, 'vip': True}, 'serial': 3, 'enqueued_at': 1.5,
       'resumed': True}]

@@ -26,7 +26,8 @@ from oracle.harness.limits import (
     STEP_WORK,
 )
 from policy.identity import RequestId
-from policy.waiting import PolicyError, QueuePolicy, is_stage_name, load_policy
+from policy.waiting import PolicyError, QueuePolicy, is_stage_name, load_policy, selection_path
+from policy.waiting.fast import plan_of
 from policy.waiting.numbers import shown
 
 __all__ = [
@@ -301,10 +302,11 @@ def entries_per_attempt(
     """
     if not policy.keys:
         return 0
-    if isinstance(engine, AttemptEngine) or policy.path == "scan":
+    path = selection_path(policy)
+    if isinstance(engine, AttemptEngine) or path == "scan":
         return count
-    lanes = policy.plan.lanes
-    if policy.path == "lanes" and lanes is not None:
+    lanes = plan_of(policy).lanes
+    if path == "lanes" and lanes is not None:
         return min(lanes.classes_bound, count)
     return 1
 

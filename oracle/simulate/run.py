@@ -36,7 +36,7 @@ from oracle.simulate.workload import (
 )
 from policy import Ending
 from policy.rotation import SKIP_CAP
-from policy.waiting import QueuePolicy, make_policy
+from policy.waiting import QueuePolicy, make_policy, selection_path
 from policy.waiting.policies import ASCEND_LANES_KEY
 
 __all__ = [
@@ -201,7 +201,7 @@ def run_policy(
     waits = {c: tuple(sorted(runs.waits)) for c, runs in by_class.items()}
     return PolicyReport(
         name,
-        policy.path,
+        selection_path(policy),
         {c: runs.stats(waits[c]) for c, runs in by_class.items()},
         time.perf_counter() - started,
         waits,

@@ -1,77 +1,39 @@
 """A drop-in waiting queue for vLLM-style schedulers, on the immutable kernel queue.
 
 :class:`WaitingRequestQueue` has the method set of vLLM's ``RequestQueue``
-(``vllm/v1/core/sched/request_queue.py``) plus ``__contains__``, and needs
-nothing from vLLM: requests are duck-typed, read through a small replaceable
-mapping of attribute getters (:data:`DEFAULT_ATTRIBUTES`).
+(``vllm/v1/core/sched/request_queue.py``) plus ``__contains__`` and indexing,
+and needs nothing from vLLM: requests are duck-typed, read through a small
+replaceable mapping of attribute getters (:data:`DEFAULT_ATTRIBUTES`).
 
-Theory of operation. The adapter is the only stateful code besides the
-harness. It holds:
+Theory of operation. The queue holds one version of the kernel's
+:class:`~policy.waiting.WaitingQueue` and replaces it, under ``self._lock``,
+with the version the kernel returns; every version is immutable, so a reader
+may keep the one it has. Beside it:
 
-- ``_queue``: the current version of the kernel's
-  :class:`~policy.waiting.WaitingQueue`; every operation replaces it with the
-  version the kernel returns (O(log n) each, no copy);
-- the request objects: each entry carries its request
-  (:attr:`~policy.waiting.WaitingEntry.carried`), so no second map is kept;
-  the queue being persistent, iteration reads the version it started with,
-  and a batch (``prepend_requests``, ``remove_requests``) is built aside and
-  committed at once;
-- ``_pending``: the adds not yet in ``_queue``, each ``(id, attributes,
-  serial, enqueue time, request)`` as ``WaitingQueue.extend`` takes it.
-  ``add_request`` checks at once everything the kernel would refuse, reads the
-  clock (the enqueue time) and appends here; the next operation that reads
-  the queue absorbs them all with one ``extend`` (``_absorb``), which gives
-  the version one ``append`` per add gives. An add the kernel might refuse
-  or convert (an id already waiting, a value not exactly a float, int or
-  bool, a clock reading neither a float nor an int) absorbs the pending adds
-  and takes the kernel's own ``append``, as before;
-- ``_taken``: under a policy whose selection reads no moment (the ``fifo``
-  and ``static`` paths: ``fcfs_queue``, ``priority_queue``), the entries
-  popped from ``_queue`` and not yet removed from it, each with its key values
-  (counted in the statistics when they are removed, unless a run is
-  watched). Repeated selections then take the entries in the dispatch order
-  of any one moment, so a pop reads the
-  next pair of one ``dispatch_entries`` iteration of ``_queue`` (``_ahead``:
-  the iteration read 64 pairs at a time, ``_ahead_from`` the position of its
-  first), no selection and no new version; the next operation that needs the
-  queue itself removes the taken entries, with one
-  ``WaitingQueue.without_first`` (no keys) or one ``without_each``
-  (``_settle``, before it absorbs the pending adds), which gives the version
-  one ``without`` of the selected entry per pop gives. A peek reads the same
-  next pair (the same whatever the clock says, so nothing is pinned);
-- ``_ids``: the id of every waiting request, pending or in ``_queue``, so that
-  a duplicate add is found in one set lookup; changed with ``_queue``;
-- ``_pin``: the entry the last ``peek_request`` returned, with its key values.
-  vLLM's scheduler peeks, checks that the request fits, then pops; with keys
-  evaluated at selection the clock may have moved in between, so ``pop_request``
-  takes the pinned entry instead of selecting again. Any add, prepend or
-  remove clears the pin (only the adapter changes ``_queue``, so a pin, when
-  set, is always still waiting);
-- ``_lock``: a ``threading.Lock`` held across every read-modify-write of
-  ``_queue``, the pin, the serial and the statistics, the whole operation
-  (peek's selection and its pin, pop's selection and removal, a batch's
-  build and commit). Reading the request's id and attributes (the getters)
-  happens before the lock is taken; the clock is read under it, so enqueue
-  times rise in queue order. Operations that only read the held version
-  (``in``, indexing, iteration) settle the taken pops and absorb pending adds
-  under the lock first, then load the one reference once without it: every version is
-  immutable. ``bool`` and ``len`` take no lock and absorb nothing: they read
-  the size of ``_ids``, which every operation changes under the lock, once it
-  has replaced ``_queue`` (vLLM asks both of its queues on every admission
-  and counts them on every step). The lock is taken by
-  ``acquire()`` and released in a ``finally``, not by ``with``: on CPython 3.11
-  that costs a third as much (docs/adapters.md, "Cost").
+- ``_requests``: the waiting requests by id, the only place the queue keeps
+  them. Its entries in the kernel carry only ids; a request leaves this map
+  the moment it is popped or removed, so the queue never keeps a request that
+  left it alive. ``len`` and ``bool`` (which vLLM asks on every admission)
+  read its size, and ``in`` looks an id up in it;
+- the two batches of :mod:`policy.adapters.batches`: the arrivals not yet
+  joined (one ``extend`` for a step's adds) and, under a policy whose
+  selection reads no moment (``fcfs_queue``, ``priority_queue``), the
+  admissions taken from the held version and not yet removed from it (one
+  ``without_each`` for a step's pops). The next operation that needs the
+  version whole settles both (:meth:`_settled`);
+- ``_pin``: under a policy whose selection reads the clock, the entry the
+  last ``peek_request`` chose, which the next ``pop_request`` takes even if
+  the clock moved in between (vLLM peeks, checks the request fits, then pops);
+- the statistics (:mod:`policy.adapters.stats`).
 
 What it differs in from vLLM's queues and from vLLM-Ascend's
 ShortRequestFirst queue, and why, is listed in docs/adapters.md.
 
-The clock is injected (default ``time.monotonic``), and ``waited`` is measured
-on it from when the adapter received the request; the adapter logs through
-``logging`` (the logger ``policy.adapters.vllm``). The kernel does neither;
-pyproject.toml's ``kernel-pure`` contract allows exactly this module's
-``time``, ``logging`` and ``threading`` imports. Safe under concurrent use
-(vLLM's deque loses nothing when two threads add; neither does this queue);
-the lock costs about 0.1 µs per operation (docs/adapters.md, "The lock's cost").
+The clock is injected (default ``time.monotonic``): ``waited`` is measured on
+it from when the queue received the request. The kernel does neither I/O nor
+time; pyproject.toml's ``kernel-pure`` contract allows exactly this module's
+``time``, ``threading`` and ``logging`` imports (the log says what was
+installed).
 """
 
 from __future__ import annotations
@@ -82,14 +44,14 @@ import operator
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
-from dataclasses import dataclass
-from itertools import islice
 from operator import attrgetter
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from returns.result import Failure, Result
 
+from policy.adapters.batches import ANY_MOMENT, Admissions, Arrivals
+from policy.adapters.stats import MAX_CLASSES, AdmissionCounts, QueueStats
 from policy.text import cut, represent
 from policy.waiting import (
     Moment,
@@ -98,13 +60,13 @@ from policy.waiting import (
     WaitingEntry,
     WaitingQueue,
     ascend_fcfs_lanes,
-    dispatch_entries,
     dispatch_order,
     dispatched_at,
     fifo,
     load_policy,
     load_policy_text,
-    select_entry,
+    select_waiting,
+    selection_path,
     vllm_priority,
 )
 from policy.waiting.numbers import shown
@@ -113,6 +75,7 @@ __all__ = [
     "ASCEND_CLASS_NAMES",
     "DEFAULT_ATTRIBUTES",
     "EXACT_INTEGER",
+    "FACTORY_QUEUES",
     "ID_SHOWN",
     "MAX_CLASSES",
     "PREPENDED",
@@ -126,12 +89,9 @@ __all__ = [
     "short_request_first_queue",
 ]
 
-_LOG: Final = logging.getLogger(__name__)
-#: Entries a deferred pop reads from the queue's iteration at a time (vLLM admits
-#: up to its max_num_seqs, 256 by default, per step).
-_READ_AHEAD: Final = 64
-
 R = TypeVar("R")
+
+_LOG: Final = logging.getLogger(__name__)
 
 #: How an attribute is read from a request object.
 Getter = Callable[[Any], Any]
@@ -178,21 +138,6 @@ DEFAULT_ATTRIBUTES: Final[Mapping[str, Getter]] = MappingProxyType(
 ASCEND_CLASS_NAMES: Final[Mapping[float, str]] = MappingProxyType(
     {0.0: "immediate", 1.0: "aged long", 2.0: "short", 3.0: "long"}
 )
-
-#: Distinct classes :meth:`WaitingRequestQueue.stats` counts; admissions of any
-#: further class are counted as ``"other"``, so a policy whose first key takes
-#: many values (a continuous score) cannot grow the counts without bound.
-MAX_CLASSES: Final = 64
-
-#: A run of this many consecutive aged-long admissions is logged once (as
-#: vLLM-Ascend warns at 3: long requests are overtaking short ones repeatedly).
-_RUN_WARNING: Final = 3
-
-
-#: The moment of every selection on the ``fifo`` and ``static`` paths, whose
-#: selection reads no moment (no keys, or keys fixed at enqueue): no clock read
-#: there (``_timeless``); on the others, the clock's.
-_ANY_MOMENT: Final = Moment(0.0)
 
 #: The attribute the queue itself gives every request, when the policy's keys read
 #: it: True for a request :meth:`WaitingRequestQueue.prepend_request` queued (a
@@ -243,34 +188,13 @@ def _inexact(identity: object, name: str, value: object) -> ValueError:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class QueueStats:
-    """Admissions per class of the policy's first key, and the current run.
-
-    ``admissions`` counts, by class name, the requests popped since the queue
-    was made: ``"resumed"`` for a prepended (resumed) request, ``"fifo"`` under
-    a policy without keys, otherwise the name of the first key's value
-    (``class_names``, or the value itself). ``run`` is the number of
-    consecutive admissions, up to now, of the class named ``run_class`` (for
-    the Ascend lanes: aged long requests); 0 when no class is watched.
-    """
-
-    admissions: Mapping[str, int]
-    run_class: str | None
-    run: int
-    waiting: int
-
-
-def _class_label(value: object, names: Mapping[float, str]) -> str:
-    if isinstance(value, str):
-        return value
-    assert isinstance(value, float)
-    named = names.get(value)
-    if named is not None:
-        return named
-    if math.isfinite(value) and value == int(value):
-        return str(int(value))  # "3", not "3.0": classes are usually whole numbers
-    return repr(value)
+def _is_plain(value: Any) -> bool:
+    """Whether the kernel takes ``value`` as it is: exactly a float, a bool, or an
+    int it converts exactly."""
+    kind = type(value)
+    if kind is float or kind is bool:
+        return True
+    return kind is int and -EXACT_INTEGER <= value <= EXACT_INTEGER
 
 
 class WaitingRequestQueue(Generic[R]):
@@ -297,31 +221,20 @@ class WaitingRequestQueue(Generic[R]):
 
     __slots__ = (
         "_admissions",
-        "_ahead",
-        "_ahead_from",
+        "_arrivals",
         "_attributes",
-        "_bare",
-        "_class_names",
         "_clock",
-        "_counted_later",
-        "_deferred",
+        "_counts",
         "_identity",
-        "_ids",
-        "_in_line",
         "_lock",
         "_marks_prepended",
-        "_pending",
         "_pin",
         "_policy",
         "_prepend_resumed",
         "_queue",
-        "_rest",
-        "_run",
-        "_run_value",
+        "_requests",
         "_serial",
-        "_taken",
         "_timeless",
-        "_warned",
     )
 
     def __init__(
@@ -346,10 +259,8 @@ class WaitingRequestQueue(Generic[R]):
                 f"attributes[{PREPENDED!r}] is the queue's own: True for a request"
                 " prepend_request queued, False for one add_request queued"
             )
-        marks = PREPENDED in policy.attributes_read
         read = sorted(policy.attributes_read - {PREPENDED})
-        needed = ["request_id", *read]
-        missing = [name for name in needed if name not in attributes]
+        missing = [name for name in ["request_id", *read] if name not in attributes]
         if missing:
             raise ValueError(
                 f"attributes lacks {shown(missing[0])}, which "
@@ -359,52 +270,32 @@ class WaitingRequestQueue(Generic[R]):
             raise TypeError(f"clock must be callable, not {shown(clock)}")
         if prepend_resumed is not True and prepend_resumed is not False:
             raise TypeError(f"prepend_resumed must be True or False, not {shown(prepend_resumed)}")
-        names = MappingProxyType(dict(class_names or {}))
         if run_class is not None and (
             isinstance(run_class, bool) or not isinstance(run_class, float | int)
         ):
             raise TypeError(f"run_class must be a number or None, not {shown(run_class)}")
         self._policy = policy
-        self._timeless = policy.path in ("fifo", "static")
-        # Selection reads no moment: pops are deferred (_taken); without keys, each
-        # takes the front.
-        self._deferred = self._timeless
-        self._in_line = policy.is_fifo
+        # the fifo and static paths' selection reads no moment: pops are batched
+        self._timeless = selection_path(policy) in ("fifo", "static")
         self._identity: Getter = attributes["request_id"]
-        # Only the attributes the keys read: others would cost time and memory per entry.
+        # only the attributes the keys read: others would cost time and memory per entry
         self._attributes: tuple[tuple[str, Getter], ...] = tuple(
             (name, attributes[name]) for name in read
         )
-        self._marks_prepended = marks
-        self._bare = not self._attributes and not marks  # no attribute read: {} for each
+        self._marks_prepended = PREPENDED in policy.attributes_read
         self._clock = clock
         self._prepend_resumed = prepend_resumed
-        self._class_names: Mapping[float, str] = names
-        self._run_value: float | None = None if run_class is None else float(run_class)
-        # Deferred pops with no run to watch are counted when they are removed
-        # (_settle), all at once: no warning can be due at a pop.
-        self._counted_later = self._deferred and self._run_value is None
-        self._queue = WaitingQueue()
+        self._counts = AdmissionCounts(
+            MappingProxyType(dict(class_names or {})),
+            None if run_class is None else float(run_class),
+        )
         self._lock = threading.Lock()
+        self._queue = WaitingQueue()
+        self._requests: dict[str | int, R] = {}
+        self._arrivals = Arrivals()
+        self._admissions: Admissions | None = None
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
-        # Deferred pops (selection reads no moment): the entries popped, with their key
-        # values, not yet removed from _queue, and the iteration of _queue they were
-        # read from (_ahead holds its pairs from position _ahead_from on).
-        self._taken: list[tuple[WaitingEntry, tuple[float, ...]]] = []
-        self._ahead: list[tuple[WaitingEntry, tuple[float, ...]]] = []
-        self._ahead_from = 0
-        self._rest: Iterator[tuple[WaitingEntry, tuple[float, ...]]] | None = None
-        # Requests added and not yet absorbed into _queue (add_request's fast path),
-        # each as WaitingQueue.extend takes it.
-        self._pending: list[tuple[str | int, Mapping[str, Any], int, float, R]] = []
-        # The id of every waiting request, pending or in _queue: add_request's
-        # duplicate test in one set lookup (the kernel's map is a Python call and
-        # a trie walk); changed with _queue, under the lock.
-        self._ids: set[str | int] = set()
         self._serial = 0
-        self._admissions: dict[object, int] = {}
-        self._run = 0
-        self._warned = False
 
     # --- what a host may read ---------------------------------------------------
 
@@ -421,71 +312,28 @@ class WaitingRequestQueue(Generic[R]):
 
     @property
     def snapshot(self) -> WaitingQueue:
-        """The current version of the kernel queue (O(1) once the adds since the
-        last operation are absorbed; it never changes), for running the kernel's
-        own functions on it (``select_waiting``, ...)."""
-        return self._held()
+        """The current version of the kernel queue (it never changes), for running
+        the kernel's own functions on it (``select_waiting``, ...). Its entries
+        carry no request: look requests up by id in the queue (``in``)."""
+        with self._lock:
+            return self._settled()
 
     def __repr__(self) -> str:
-        return f"WaitingRequestQueue(path={self._policy.path!r}, waiting={len(self._held())})"
+        return f"WaitingRequestQueue(path={selection_path(self._policy)!r}, waiting={len(self)})"
 
-    # --- deferred adds ------------------------------------------------------------
-
-    def _absorb(self) -> None:
-        """Join the pending adds to ``_queue`` in one ``extend`` (the caller holds
-        the lock): the version one ``append`` per add, in add order, gives."""
-        pending = self._pending
-        made = self._queue.extend(self._policy, pending)
-        if type(made) is Failure:  # add_request checked what the kernel checks
-            raise RuntimeError(f"the queue refused an add it had taken: {made.failure()}")
-        self._queue = made.unwrap()
-        self._pending = []
-
-    def _settle(self) -> None:
-        """Make ``_queue`` the whole current version (the caller holds the lock):
-        the taken pops removed with one ``without_first``, then the pending adds
-        absorbed. Every change of ``_queue`` but these follows a call of this."""
-        taken = self._taken
-        if taken:
-            queue = self._queue
-            self._queue = (
-                queue.without_first(len(taken))
-                if self._in_line
-                else queue.without_each([entry for entry, _ in taken])
-            )
-            self._taken = []
-            if self._counted_later:
-                self._count_all(taken)
-        if self._rest is not None:  # an iteration of the version just replaced
-            self._ahead, self._ahead_from, self._rest = [], 0, None
-        if self._pending:
-            self._absorb()
-
-    def _held(self) -> WaitingQueue:
-        """The current version, settled first (under the lock)."""
-        if self._pending or self._taken:
-            lock = self._lock
-            lock.acquire()
-            try:
-                self._settle()
-            finally:
-                lock.release()
+    def _settled(self) -> WaitingQueue:
+        """The held version with the taken admissions removed and the arrivals
+        joined (the caller holds the lock)."""
+        admissions = self._admissions
+        if admissions is not None:
+            if admissions:
+                self._queue = admissions.removed(self._queue)
+            self._admissions = None
+        if self._arrivals:
+            self._queue = self._arrivals.joined(self._queue, self._policy)
         return self._queue
 
-    def _read_ahead(self) -> tuple[WaitingEntry, tuple[float, ...]] | None:
-        """When pops are deferred and every pair read so far is taken: the next
-        pairs of ``_queue``'s dispatch iteration read into ``_ahead``; the first
-        of them (the entry the next pop takes, with its key values), or None when
-        no entry is left. The caller holds the lock and has settled any pending
-        add; a pop or peek reads ``_ahead[len(_taken) - _ahead_from]`` first."""
-        rest = self._rest
-        if rest is None:
-            rest = self._rest = dispatch_entries(self._queue, self._policy, _ANY_MOMENT)
-        self._ahead_from += len(self._ahead)
-        ahead = self._ahead = list(islice(rest, _READ_AHEAD))
-        return ahead[0] if ahead else None
-
-    # --- vLLM's RequestQueue ------------------------------------------------------
+    # --- reading a request --------------------------------------------------------
 
     def _identity_of(self, request: R) -> str | int:
         """The request's id: a ``str`` or an ``int`` exactly (a ``TypeError``
@@ -496,45 +344,25 @@ class WaitingRequestQueue(Generic[R]):
         raise _wrong_id(identity)
 
     def _attributes_of(
-        self, request: R, identity: object, prepended: bool = False
-    ) -> tuple[Mapping[str, Any], bool]:
+        self, request: R, identity: object, prepended: bool
+    ) -> tuple[dict[str, Any], bool]:
         """The attributes the keys read (``prepended`` the queue's own, when read),
-        and whether every value is plain (exactly a ``float``, ``int`` or ``bool``:
-        one the kernel takes as it is); an integer beyond :data:`EXACT_INTEGER`
-        in magnitude is a ``ValueError`` naming the request."""
-        getters = self._attributes
-        if self._bare:
-            # a dict, whose type the kernel checks at once (a proxy takes an ABC check)
-            return {}, True
+        and whether each is one the kernel takes as it is (:func:`_is_plain`); an
+        integer beyond :data:`EXACT_INTEGER` in magnitude is a ``ValueError``."""
         attributes: dict[str, Any] = {}
         plain = True
-        for name, get in getters:  # a loop, not a comprehension: no frame per request
+        for name, get in self._attributes:
             value = get(request)
             attributes[name] = value
-            kind = type(value)
-            if (
-                kind is not float
-                and kind is not bool
-                and not (kind is int and -EXACT_INTEGER <= value <= EXACT_INTEGER)
-            ):
-                plain = False  # looked at below, once every getter has been read
+            if not _is_plain(value):
+                plain = False
+                if isinstance(value, int) and not isinstance(value, bool):
+                    raise _inexact(identity, name, value)
         if self._marks_prepended:
-            attributes[PREPENDED] = prepended  # a bool: plain
-        if plain:
-            return attributes, True
-        plain = True
-        for name, value in attributes.items():
-            kind = type(value)
-            if kind is float or kind is bool:
-                continue  # floats are exact as they are, booleans small
-            if kind is not int:
-                plain = False  # the kernel's own checks decide (add_request's slow path)
-                if not isinstance(value, int):
-                    continue
-            # only integers can be inexact
-            if not -EXACT_INTEGER <= value <= EXACT_INTEGER:
-                raise _inexact(identity, name, value)
+            attributes[PREPENDED] = prepended
         return attributes, plain
+
+    # --- vLLM's RequestQueue ------------------------------------------------------
 
     def add_request(self, request: R) -> None:
         """Queue ``request`` by the policy's keys, waiting from now.
@@ -546,76 +374,28 @@ class WaitingRequestQueue(Generic[R]):
         id that is not exactly a ``str`` or an ``int`` is a ``TypeError`` (an id
         whose hash could change would leave an entry no one can remove).
         """
-        identity = self._identity(request)  # _identity_of, inline: once per request
-        if type(identity) is not str and type(identity) is not int:
-            raise _wrong_id(identity)
-        if self._bare:
-            attributes: Mapping[str, Any] = {}  # a dict, whose type the kernel checks at once
-            plain = True
-        else:
-            attributes, plain = self._attributes_of(request, identity)
-        lock = self._lock
-        lock.acquire()
-        try:
+        identity = self._identity_of(request)  # the host's getters: outside the lock
+        attributes, plain = self._attributes_of(request, identity, prepended=False)
+        with self._lock:
             self._pin = None
             now = self._clock()
             serial = self._serial
-            kind = type(now)
-            if plain and (kind is float or kind is int) and identity not in self._ids:
-                # nothing the kernel could refuse: deferred, absorbed in one
-                # extend by the next operation that reads the queue
-                self._pending.append((identity, attributes, serial, now, request))
-                self._ids.add(identity)
-                self._serial = serial + 1
-                return
-            # a refusal, or a value the kernel converts: its own append decides
-            self._settle()
-            made = self._queue.append(
-                self._policy, identity, attributes, serial=serial, now=now, carried=request
-            )
-            if type(made) is Failure:  # not isinstance: an ABC check on every request
-                raise ValueError(str(made.failure()))
+            if plain and type(now) is float and identity not in self._requests:
+                # nothing the kernel could refuse: joined with the step's other arrivals
+                self._arrivals.add(identity, attributes, serial, now)
+            else:  # a refusal, or a value the kernel converts: its own append decides
+                made = self._settled().append(
+                    self._policy, identity, attributes, serial=serial, now=now
+                )
+                self._queue = _accepted(made)
+            self._requests[identity] = request
             self._serial = serial + 1
-            self._queue = made.unwrap()
-            self._ids.add(identity)
-        finally:
-            lock.release()
-
-    def _read(self, request: R) -> tuple[Any, Mapping[str, Any], R]:
-        """What the queue reads from ``request`` to prepend it (outside the lock:
-        the getters are the host's code)."""
-        identity = self._identity_of(request)
-        return identity, self._attributes_of(request, identity, prepended=True)[0], request
-
-    def _prepended(
-        self, queue: WaitingQueue, serial: int, read: tuple[Any, Mapping[str, Any], R], now: float
-    ) -> tuple[WaitingQueue, int]:
-        """A request, as :meth:`_read` read it, prepended to a version being built:
-        the new version and the next serial, which the caller commits (nothing of
-        ``self`` changes here)."""
-        identity, attributes, request = read
-        join = queue.requeue_preempted if self._prepend_resumed else queue.append
-        made = join(self._policy, identity, attributes, serial=serial, now=now, carried=request)
-        if type(made) is Failure:  # not isinstance: an ABC check on every request
-            raise ValueError(str(made.failure()))
-        return made.unwrap(), serial + 1
 
     def prepend_request(self, request: R) -> None:
         """Put ``request`` back: resumed, at the front, ahead of every key (or, with
         ``prepend_resumed=False``, by its keys like a new request). Refused as
         :meth:`add_request` refuses."""
-        read = self._read(request)
-        lock = self._lock
-        lock.acquire()
-        try:
-            self._pin = None
-            self._settle()
-            self._queue, self._serial = self._prepended(
-                self._queue, self._serial, read, self._clock()
-            )
-            self._ids.add(read[0])
-        finally:
-            lock.release()
+        self.prepend_requests((request,))
 
     def prepend_requests(self, requests: Iterable[R]) -> None:
         """Prepend each request of ``requests`` (any iterable, another queue
@@ -626,180 +406,106 @@ class WaitingRequestQueue(Generic[R]):
         ``requests`` is read whole first, outside the lock (it may be this very
         queue), then the batch is built and committed under it.
         """
-        batch = [self._read(request) for request in requests]
-        lock = self._lock
-        lock.acquire()
-        try:
+        batch = []
+        for request in requests:
+            identity = self._identity_of(request)
+            batch.append(
+                (identity, self._attributes_of(request, identity, prepended=True)[0], request)
+            )
+        with self._lock:
             self._pin = None
-            self._settle()
-            queue, serial = self._queue, self._serial
+            queue, serial = self._settled(), self._serial
             now = self._clock()  # one moment for the batch
-            for read in batch:
-                queue, serial = self._prepended(queue, serial, read, now)
+            for identity, attributes, _ in batch:
+                join = queue.requeue_preempted if self._prepend_resumed else queue.append
+                queue = _accepted(join(self._policy, identity, attributes, serial=serial, now=now))
+                serial += 1
             self._queue, self._serial = queue, serial
-            self._ids.update([read[0] for read in batch])  # a list: one C loop, seen at once
-        finally:
-            lock.release()
+            for identity, _, request in batch:
+                self._requests[identity] = request
 
     def pop_request(self) -> R:
         """Take the next request: the one the last :meth:`peek_request` returned if
         nothing changed the queue since, otherwise the policy's selection now.
         An empty queue is an ``IndexError``."""
-        lock = self._lock
-        lock.acquire()
-        try:
-            if self._pending:
-                self._settle()  # a pin, when set, is older than any pending add: none is
-            keys: tuple[float, ...]
-            if self._deferred:  # the next of the dispatch order, read; its removal deferred
-                taken = self._taken
-                at = len(taken) - self._ahead_from  # the next pair: read ahead, or read now
-                ahead = self._ahead
-                pair = ahead[at] if at < len(ahead) else self._read_ahead()
-                if pair is None:
-                    raise IndexError("pop from an empty waiting queue")
-                taken.append(pair)
-                entry = pair[0]
-                self._ids.discard(entry.identity)
-                if self._counted_later:
-                    request: R = entry.carried  # type: ignore[assignment]  # what add_request gave
-                    return request
-                keys = pair[1]
-            else:
-                pinned = self._pin
-                if pinned is None:
-                    # one admission attempt whose fit the scheduler has checked
-                    moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
-                    pinned = select_entry(self._queue, self._policy, moment)
-                    if pinned is None:
-                        raise IndexError("pop from an empty waiting queue")
-                else:
-                    self._pin = None
-                entry, keys = pinned
-                self._queue = self._queue.without(entry)
-                self._ids.discard(entry.identity)
-            warn = self._count(entry, keys)
-        finally:
-            lock.release()
+        with self._lock:
+            entry, keys = self._next(take=True)
+            request = self._requests.pop(entry.identity)
+            warn = self._counts.counted(entry, keys)
         if warn:
-            self._warn_run()
-        popped: R = entry.carried  # type: ignore[assignment]  # what add_request gave
-        return popped
+            self._counts.warn()
+        return request
 
     def peek_request(self) -> R:
         """The request :meth:`pop_request` would take, pinned until the next pop,
         add, prepend or remove (so the same request even if the clock moves). An
         empty queue is an ``IndexError``."""
-        lock = self._lock
-        lock.acquire()  # the selection and its pin, at once
-        try:
-            if self._pending:
-                self._settle()
-            if self._deferred:  # the next of the dispatch order, which the next pop takes
-                at = len(self._taken) - self._ahead_from  # the next pair: read ahead, or read now
-                ahead = self._ahead
-                pair = ahead[at] if at < len(ahead) else self._read_ahead()
-                if pair is None:
-                    raise IndexError("peek from an empty waiting queue")
-                front: R = pair[0].carried  # type: ignore[assignment]  # what add_request gave
-                return front
-            pinned = self._pin
-            if pinned is None:
-                moment = _ANY_MOMENT if self._timeless else Moment(self._clock())
-                pinned = select_entry(self._queue, self._policy, moment)
-                if pinned is None:
-                    raise IndexError("peek from an empty waiting queue")
-                self._pin = pinned
-        finally:
-            lock.release()
-        request: R = pinned[0].carried  # type: ignore[assignment]  # what add_request gave
-        return request
+        with self._lock:
+            entry, _ = self._next(take=False)
+            return self._requests[entry.identity]
+
+    def _next(self, take: bool) -> tuple[WaitingEntry, tuple[float, ...]]:
+        """The selected entry and its key values, taken or only looked at (the
+        caller holds the lock)."""
+        if self._timeless:
+            # the next of the dispatch order; its removal waits for the next settling
+            if self._arrivals:
+                self._settled()
+            admissions = self._admissions
+            if admissions is None:
+                admissions = self._admissions = Admissions(self._queue, self._policy)
+            chosen = admissions.take() if take else admissions.next()
+            if chosen is None:
+                raise IndexError(f"{'pop' if take else 'peek'} from an empty waiting queue")
+            return chosen.entry, chosen.keys
+        pinned = self._pin
+        if pinned is None:
+            queue = self._settled()
+            selected = select_waiting(queue, self._policy, Moment(self._clock())).value_or(None)
+            if selected is None:
+                raise IndexError(f"{'pop' if take else 'peek'} from an empty waiting queue")
+            pinned = (selected.entry, selected.keys)
+        if take:
+            self._pin = None
+            self._queue = self._queue.without(pinned[0])
+        else:
+            self._pin = pinned
+        return pinned
 
     def remove_request(self, request: R) -> None:
         """Remove the waiting request with ``request``'s id; one that is not waiting
         is a ``ValueError``."""
         identity = self._identity(request)
-        if type(identity) is not str and type(identity) is not int:
-            # never queued (add_request refuses such ids): not waiting
-            raise ValueError(f"request {_id_text(identity)}: is not waiting")
-        lock = self._lock
-        lock.acquire()
-        try:
-            self._pin = None
-            self._settle()
-            made = self._queue.remove(identity)
-            if type(made) is Failure:  # not isinstance: an ABC check on every request
-                raise ValueError(str(made.failure()))
-            self._queue = made.unwrap()
-            self._ids.discard(identity)
-        finally:
-            lock.release()
+        with self._lock:
+            self._pin = None  # a remove clears the pin, even one refused
+            if not _is_id(identity) or identity not in self._requests:
+                raise ValueError(f"request {_id_text(identity)}: is not waiting")
+            queue = self._settled()
+            self._queue = queue.without(queue.entry_of(identity))  # type: ignore[arg-type]
+            del self._requests[identity]
 
     def remove_requests(self, requests: Iterable[R]) -> None:
         """Remove every waiting request among ``requests``; the others are ignored
         (vLLM calls this on every finished request, waiting or not)."""
         get = self._identity
         identities = [get(request) for request in requests]  # the getter: outside the lock
-        lock = self._lock
-        lock.acquire()
-        try:
+        with self._lock:
             self._pin = None
-            self._settle()
-            queue, waiting = self._queue, self._ids
-            gone: list[str | int] = []
-            for identity in identities:
-                if type(identity) is not str and type(identity) is not int:
-                    continue  # never queued: add_request refuses such ids
-                if identity not in waiting:
-                    continue  # one set lookup for a request that is not waiting
-                entry = queue.entry_of(identity)
-                if entry is not None:
-                    queue = queue.without(entry)
-                    gone.append(identity)
-            self._queue = queue
-            waiting.difference_update(gone)  # after the commit, at once (len and bool read it)
-        finally:
-            lock.release()
+            waiting = self._requests
+            gone = {identity for identity in identities if _is_id(identity) and identity in waiting}
+            if not gone:
+                return  # the usual: finished requests are not waiting
+            queue = self._settled()
+            self._queue = queue.without_each([queue.entry_of(identity) for identity in gone])  # type: ignore[misc]
+            for identity in gone:
+                del waiting[identity]
 
     def __bool__(self) -> bool:
-        # vLLM asks every admission, of both its queues: one set's size, no lock and
-        # no absorption (_ids holds every waiting id, pending or queued; an
-        # operation changes it under the lock, after the queue)
-        return bool(self._ids)
+        # vLLM asks on every admission, of both its queues: one dict's size, no lock
+        return bool(self._requests)
 
     def __len__(self) -> int:
-        return len(self._ids)
-
-    def __iter__(self) -> Iterator[R]:
-        """The waiting requests in dispatch order now (the order repeated pops at
-        this moment would take them), lazily, O(log n) each after the first on
-        the ``fifo``, ``static`` and ``lanes`` paths. Iteration reads the queue
-        as it was when it started, whatever happens to the queue meanwhile."""
-        order = dispatch_order(self._held(), self._policy, Moment(self._clock()))
-        return (selection.entry.carried for selection in order)  # type: ignore[misc]
-
-    def __getitem__(self, index: int) -> R:
-        """The request at ``index`` of the iteration order now, as a deque answers
-        ``queue[index]``: negative from the end, an ``IndexError`` out of range,
-        a ``TypeError`` for anything but an integer (slices included, as a
-        deque refuses them). O(log n) on the ``fifo`` and ``static`` paths, fast
-        on ``lanes`` (:func:`~policy.waiting.dispatched_at`); reads the queue as
-        it is, without the lock, like iteration."""
-        if type(index) is not int:
-            try:
-                index = operator.index(index)
-            except TypeError:
-                raise TypeError(
-                    f"waiting queue index must be an integer, not {type(index).__name__}"
-                ) from None
-        queue = self._held()  # one version: it never changes
-        size = len(queue)
-        position = index + size if index < 0 else index
-        if not 0 <= position < size:
-            raise IndexError("waiting queue index out of range")
-        entry = dispatched_at(queue, self._policy, Moment(self._clock()), position)
-        request: R = entry.carried  # type: ignore[assignment]  # what add_request gave
-        return request
+        return len(self._requests)
 
     def __contains__(self, request: object) -> bool:
         """Whether a request with ``request``'s id is waiting (False for an object
@@ -808,60 +514,44 @@ class WaitingRequestQueue(Generic[R]):
             identity = self._identity(request)
         except AttributeError:  # no id: not waiting
             return False
-        if type(identity) is not str and type(identity) is not int:
-            return False  # never queued: add_request refuses such ids
-        return self._held().entry_of(identity) is not None
+        return _is_id(identity) and identity in self._requests
+
+    def __iter__(self) -> Iterator[R]:
+        """The waiting requests in dispatch order now (the order repeated pops at
+        this moment would take them), as they were when iteration started (a
+        list, made under the lock: O(n))."""
+        with self._lock:
+            queue = self._settled()
+            requests = self._requests
+            order = dispatch_order(queue, self._policy, self._moment())
+            return iter([requests[selection.entry.identity] for selection in order])
+
+    def __getitem__(self, index: int) -> R:
+        """The request at ``index`` of the iteration order now, as a deque answers
+        ``queue[index]``: negative from the end, an ``IndexError`` out of range,
+        a ``TypeError`` for anything but an integer (slices included, as a
+        deque refuses them). O(log n) on the ``fifo`` and ``static`` paths
+        (:func:`~policy.waiting.dispatched_at`)."""
+        if type(index) is not int:
+            try:
+                index = operator.index(index)
+            except TypeError:
+                raise TypeError(
+                    f"waiting queue index must be an integer, not {type(index).__name__}"
+                ) from None
+        with self._lock:
+            queue = self._settled()
+            size = len(queue)
+            position = index + size if index < 0 else index
+            if not 0 <= position < size:
+                raise IndexError("waiting queue index out of range")
+            entry = dispatched_at(queue, self._policy, self._moment(), position)
+            return self._requests[entry.identity]
+
+    def _moment(self) -> Moment:
+        return ANY_MOMENT if self._timeless else Moment(self._clock())
 
     # --- statistics ----------------------------------------------------------------
-
-    def _count(self, entry: WaitingEntry, keys: tuple[float, ...]) -> bool:
-        """Count one admission by its class (see :class:`QueueStats`); whether the
-        run's warning is due now (logged by the caller, outside the lock)."""
-        kind: object
-        if entry.resumed:
-            kind = "resumed"
-        elif not keys:
-            kind = "fifo"
-        else:
-            first = keys[0]
-            # NaN objects hash apart: one class for all of them
-            kind = first if first == first else "nan"  # noqa: PLR0124 - the NaN test
-        counts = self._admissions
-        seen = counts.get(kind)
-        if seen is None:
-            if len(counts) >= MAX_CLASSES:
-                kind = "other"
-            seen = counts.get(kind, 0)
-        counts[kind] = seen + 1
-        watched = self._run_value
-        if watched is None:
-            return False
-        if kind == watched:
-            self._run += 1
-            if self._run == _RUN_WARNING and not self._warned:
-                self._warned = True
-                return True
-        else:
-            self._run = 0
-        return False
-
-    def _count_all(self, taken: list[tuple[WaitingEntry, tuple[float, ...]]]) -> None:
-        """Count deferred pops, in order, when they are removed (no run is watched:
-        no warning can be due)."""
-        count = self._count
-        for entry, keys in taken:
-            count(entry, keys)
-
-    def _warn_run(self) -> None:
-        """Log the run of consecutive admissions of the watched class, once per queue."""
-        watched = self._run_value
-        assert watched is not None
-        _LOG.warning(
-            "%d consecutive admissions of class %s: long requests are overtaking"
-            " short ones; consider a larger short threshold or a longer wait limit",
-            _RUN_WARNING,
-            _class_label(watched, self._class_names),
-        )
 
     def stats(self) -> QueueStats:
         """Admissions per class of the policy's first key, and the current run of
@@ -876,27 +566,19 @@ class WaitingRequestQueue(Generic[R]):
         >>> queue.stats()
         QueueStats(admissions={'short': 1, 'long': 1}, run_class='aged long', run=0, waiting=0)
         """
-        names = self._class_names
-        lock = self._lock
-        lock.acquire()  # the counts, the run and the size of one moment
-        try:
-            self._settle()
-            counted = list(self._admissions.items())
-            run = self._run
-            waiting = len(self._queue)
-        finally:
-            lock.release()
-        admissions: dict[str, int] = {}
-        for kind, count in counted:
-            label = _class_label(kind, names)
-            admissions[label] = admissions.get(label, 0) + count
-        watched = self._run_value
-        return QueueStats(
-            admissions,
-            None if watched is None else _class_label(watched, names),
-            run,
-            waiting,
-        )
+        with self._lock:
+            return self._counts.stats(waiting=len(self._requests))
+
+
+def _is_id(identity: object) -> bool:
+    return type(identity) is str or type(identity) is int
+
+
+def _accepted(made: Result[WaitingQueue, Any]) -> WaitingQueue:
+    """The version the kernel made, or its refusal as a ``ValueError``."""
+    if isinstance(made, Failure):
+        raise ValueError(str(made.failure()))
+    return made.unwrap()
 
 
 # --- constructors --------------------------------------------------------------------
@@ -916,7 +598,7 @@ def queue_from_policy(
     a document the kernel refuses is a ``ValueError`` with its reason).
 
     >>> queue = queue_from_policy({"attributes": {"priority": "visible"}, "keys": ["-priority"]})
-    >>> queue.policy.path
+    >>> selection_path(queue.policy)
     'static'
     >>> queue_from_policy('{"keys": ["prmpt"]}')
     Traceback (most recent call last):
@@ -950,7 +632,7 @@ def fcfs_queue(
 ) -> WaitingRequestQueue[Any]:
     """vLLM's FCFS queue: queue order; a prepended request goes to the front.
 
-    >>> fcfs_queue().policy.path
+    >>> selection_path(fcfs_queue().policy)
     'fifo'
     """
     return WaitingRequestQueue(fifo(), attributes=attributes, clock=clock)
@@ -1146,22 +828,3 @@ def _install_made(
         setattr(scheduler, name, queue)
     _LOG.info("installed %r on the scheduler's %s", made[FACTORY_QUEUES[0]], " and ".join(made))
     return made[FACTORY_QUEUES[0]]
-
-
-# --- the scheduler class (needs vLLM; made on first use) -----------------------------
-
-if TYPE_CHECKING:
-    #: vLLM's ``Scheduler`` (``AsyncScheduler``) with every waiting queue from a kernel
-    #: policy (policy/adapters/vllm_scheduler.py; docs/adapters.md, "vllm serve").
-    KernelScheduler: type[Any]
-    KernelAsyncScheduler: type[Any]
-else:
-
-    def __getattr__(name: str) -> Any:
-        """``KernelScheduler`` and ``KernelAsyncScheduler``, made on first use: this
-        module imports without vLLM."""
-        if name in ("KernelScheduler", "KernelAsyncScheduler"):
-            from policy.adapters.vllm_scheduler import kernel_scheduler_class  # noqa: PLC0415 - it imports this module
-
-            return kernel_scheduler_class(asynchronous=name == "KernelAsyncScheduler")
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

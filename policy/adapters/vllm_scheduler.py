@@ -3,15 +3,15 @@
 An operator selects it without editing vLLM (``SchedulerConfig.scheduler_cls``)::
 
     POLICY_KERNEL_QUEUE=short-first vllm serve MODEL \\
-        --scheduler-cls policy.adapters.vllm.KernelScheduler
+        --scheduler-cls policy.adapters.vllm_scheduler.KernelScheduler
 
-It is exposed as ``policy.adapters.vllm.KernelScheduler`` (and, for async
-scheduling, ``KernelAsyncScheduler``, which ``KernelScheduler`` becomes when
-async scheduling is on) and made on first use (:func:`kernel_scheduler_class`),
-so that ``policy.adapters.vllm`` and this module import without vLLM; vLLM's
-classes are then looked up with ``importlib`` and typed ``Any`` (vLLM is not
-installed where this project is type-checked), and the subclasses are made
-with ``type(...)``, so no ``type: ignore`` is needed for an ``Any`` base.
+``KernelScheduler`` (and, for async scheduling, ``KernelAsyncScheduler``,
+which ``KernelScheduler`` becomes when async scheduling is on) is made on
+first use (:func:`kernel_scheduler_class`, through this module's
+``__getattr__``), so that this module imports without vLLM; vLLM's classes are
+then looked up with ``importlib`` and typed ``Any`` (vLLM is not installed
+where this project is type-checked), and the subclasses are made with
+``type(...)``, so no ``type: ignore`` is needed for an ``Any`` base.
 
 The policy is named by the environment variable :data:`ENV_VAR`, or, when it
 is unset or empty, by vLLM's ``additional_config[CONFIG_KEY]``
@@ -25,12 +25,12 @@ constructor takes any; or the path of a JSON policy document (a value ending
 in ``.json`` or holding a ``/``). A bad value is refused when the scheduler is
 made, before vLLM's own start-up work, with a :class:`PolicyRefused` whose
 message is one line naming the variable and the reason. The scheduler logs the
-policy and its selection path (``policy.path``) at INFO on the logger
+policy and its selection path (``selection_path``) at INFO on the logger
 ``vllm.policy_kernel`` (a child of vLLM's logger, so ``vllm serve`` shows it).
 
-This module reads the environment and a file, and logs: pyproject.toml's
-``kernel-pure`` contract allows exactly its ``os`` and ``logging`` imports, and
-tests/test_kernel_purity.py its one ``open``.
+This module reads the environment, and logs: pyproject.toml's ``kernel-pure``
+contract allows exactly its ``os`` and ``logging`` imports. A policy file is
+read by :func:`policy.adapters.policy_file.read_policy_file`.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
+from policy.adapters.policy_file import read_policy_file
 from policy.adapters.vllm import (
     FACTORY_QUEUES,
     WaitingRequestQueue,
@@ -52,12 +53,14 @@ from policy.adapters.vllm import (
     queue_from_policy,
     short_request_first_queue,
 )
-from policy.waiting import QueuePolicy
+from policy.waiting import QueuePolicy, selection_path
 
 __all__ = [
     "CONFIG_KEY",
     "ENV_VAR",
     "READY_MADE",
+    "KernelAsyncScheduler",
+    "KernelScheduler",
     "PolicyRefused",
     "QueueChoice",
     "install_kernel_queues",
@@ -73,9 +76,6 @@ CONFIG_KEY: Final = "policy_kernel_queue"
 
 #: The logger: a child of vLLM's ``vllm`` logger, whose handler ``vllm serve`` configures.
 _LOG: Final = logging.getLogger("vllm.policy_kernel")
-
-#: A policy file is at most this long (a policy document is a few hundred bytes).
-MAX_POLICY_BYTES: Final = 1 << 20
 
 #: Makes one queue for vLLM's configured scheduling policy (``"fcfs"`` or ``"priority"``).
 Make = Callable[[str], WaitingRequestQueue[Any]]
@@ -172,17 +172,7 @@ def _ready_made(value: str) -> Make:
 
 def _policy_file(value: str) -> Make:
     """The queues of the policy file at ``value``; a ``ValueError`` with the reason."""
-    try:
-        with open(value, encoding="utf-8") as file:  # not pathlib: the kernel contract forbids it
-            text = file.read(MAX_POLICY_BYTES + 1)
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"cannot read the policy file: {error}") from None
-    if len(text) > MAX_POLICY_BYTES:
-        raise ValueError(f"the policy file is larger than {MAX_POLICY_BYTES} bytes")
-    try:
-        policy: QueuePolicy = queue_from_policy(text).policy
-    except ValueError as error:
-        raise ValueError(f"invalid policy file: {error}") from None
+    _, policy = read_policy_file(value)
     return functools.partial(_from_file, policy)
 
 
@@ -218,7 +208,7 @@ def queue_choice(
 
     >>> queue_choice({}).source
     'default: vLLM semantics of the configured policy'
-    >>> queue_choice({ENV_VAR: "short-first:threshold=512"}).make("fcfs").policy.path
+    >>> selection_path(queue_choice({ENV_VAR: "short-first:threshold=512"}).make("fcfs").policy)
     'lanes'
     >>> queue_choice({}, {CONFIG_KEY: "priority"}).source
     "ready-made 'priority' (additional_config['policy_kernel_queue'])"
@@ -260,7 +250,7 @@ def install_kernel_queues(scheduler: Any, choice: QueueChoice) -> WaitingRequest
         "policy-kernel queues: %s; configured policy %s; selection path %s; replaced %s",
         choice.source,
         configured,
-        waiting.policy.path,
+        selection_path(waiting.policy),
         ", ".join(replaced),
     )
     return waiting
@@ -290,8 +280,8 @@ def kernel_scheduler_class(asynchronous: bool = False) -> type[Any]:
     reads :data:`ENV_VAR` first (a bad policy is refused before vLLM's own
     start-up work), then runs vLLM's, then replaces the queues vLLM built
     (:func:`install_kernel_queues`). Nothing else of vLLM's scheduler changes.
-    Both are named in ``policy.adapters.vllm`` (whose ``__getattr__`` finds
-    them, and so pickle does too).
+    Both are named in this module (whose ``__getattr__`` finds them, and so
+    pickle does too).
     """
     return _classes()[asynchronous]
 
@@ -305,7 +295,7 @@ def _classes() -> dict[bool, type[Any]]:
         ).AsyncScheduler
     except ImportError as error:
         raise ImportError(
-            f"policy.adapters.vllm.KernelScheduler needs vLLM ({error}): install this"
+            f"policy.adapters.vllm_scheduler.KernelScheduler needs vLLM ({error}): install this"
             " project into vLLM's environment (pip install /path/to/serving-policy-kernel)"
         ) from error
 
@@ -323,7 +313,7 @@ def _classes() -> dict[bool, type[Any]]:
 
     def named(name: str, base: str) -> dict[str, object]:
         return {
-            "__module__": "policy.adapters.vllm",
+            "__module__": __name__,
             "__qualname__": name,
             "__doc__": f"vLLM's ``{base}`` with every waiting queue from the kernel policy"
             f" named by ``{ENV_VAR}`` (docs/adapters.md).",
@@ -340,3 +330,18 @@ def _classes() -> dict[bool, type[Any]]:
         named("KernelAsyncScheduler", "AsyncScheduler"),
     )
     return {False: kernel, True: kernel_async}
+
+
+if TYPE_CHECKING:
+    #: vLLM's ``Scheduler`` (``AsyncScheduler``) with every waiting queue from a kernel
+    #: policy (docs/adapters.md, "Running vLLM with the kernel's queues").
+    KernelScheduler: type[Any]
+    KernelAsyncScheduler: type[Any]
+else:
+
+    def __getattr__(name: str) -> Any:
+        """``KernelScheduler`` and ``KernelAsyncScheduler``, made on first use: this
+        module imports without vLLM."""
+        if name in ("KernelScheduler", "KernelAsyncScheduler"):
+            return kernel_scheduler_class(asynchronous=name == "KernelAsyncScheduler")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,12 @@
-"""Waiting selection on the admission clock: the policy language, the waiting
-queue, ``select_waiting`` and one admission attempt (see docs/waiting.md)."""
+"""Waiting selection on the admission clock (see docs/waiting.md).
+
+Read in this order: the policy language (``expr``, ``parse``, ``evaluate``,
+``numbers``, ``tree_json``, ``document``, ``queue_policy``, ``policies``);
+selection as defined (``reference``: ``select_reference``); the waiting queue
+(``entry``, ``queue``); selection as computed (``select``). The fast layer
+(``fast``: compiled keys, the selection paths' indexes, the persistent line)
+sits behind one interface and is proven equal to the definition.
+"""
 
 from policy.identity import RequestId
 from policy.waiting.document import (
@@ -10,6 +17,7 @@ from policy.waiting.document import (
     load_policy,
     load_policy_text,
 )
+from policy.waiting.entry import AttributeView, WaitingEntry, make_entry
 from policy.waiting.errors import PolicyError
 from policy.waiting.evaluate import Scope, divide, evaluate, is_true, key_list_order, order_key
 from policy.waiting.expr import (
@@ -27,33 +35,29 @@ from policy.waiting.expr import (
     Unary,
     Var,
 )
+from policy.waiting.fast import selection_path
 from policy.waiting.modes import Timing, Visibility
 from policy.waiting.parse import MAX_DEPTH, is_stage_name, nesting, parse_expression, unparse
 from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority, vllm_priority
-from policy.waiting.queue import (
-    AttributeView,
-    QueueError,
-    WaitingEntry,
-    WaitingQueue,
-    keys_at_enqueue,
-)
+from policy.waiting.queue import QueueError, WaitingQueue
 from policy.waiting.queue_policy import MAX_NAMES, QueuePolicy, make_policy
+from policy.waiting.reference import (
+    Moment,
+    Selection,
+    entry_keys,
+    keys_at_enqueue,
+    select_reference,
+)
 from policy.waiting.select import (
     AdmissionOutcome,
     Admitted,
     Blocked,
-    Moment,
     PassOutcome,
     QueueEmpty,
-    Selection,
     admit_many,
     attempt_admission,
-    dispatch_entries,
     dispatch_order,
     dispatched_at,
-    entry_keys,
-    select_entry,
-    select_reference,
     select_waiting,
 )
 from policy.waiting.tree_json import expr_from_json, expr_to_json
@@ -96,7 +100,6 @@ __all__ = [
     "admit_many",
     "ascend_fcfs_lanes",
     "attempt_admission",
-    "dispatch_entries",
     "dispatch_order",
     "dispatched_at",
     "divide",
@@ -113,13 +116,14 @@ __all__ = [
     "keys_at_enqueue",
     "load_policy",
     "load_policy_text",
+    "make_entry",
     "make_policy",
     "nesting",
     "order_key",
     "parse_expression",
-    "select_entry",
     "select_reference",
     "select_waiting",
+    "selection_path",
     "static_priority",
     "unparse",
     "vllm_priority",

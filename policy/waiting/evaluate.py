@@ -23,7 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, cast
 
-from policy.records import FieldRule, check_fields, instance_of, slot_setters
+from pyrsistent import pmap
+
+from policy.records import FieldRule, check_fields, instance_of
 from policy.text import record_repr
 from policy.waiting.expr import (
     Attr,
@@ -41,6 +43,9 @@ from policy.waiting.expr import (
 from policy.waiting.numbers import as_float
 
 NAN: Final = math.nan
+
+#: The budgets of a moment that reads none (keys at enqueue, ``Moment``'s default).
+NO_BUDGETS: Final[Mapping[str, float]] = pmap()
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +83,6 @@ _SCOPE_FIELDS: Final[tuple[FieldRule, ...]] = tuple(
 )
 
 
-_set_attributes, _set_serial, _set_now, _set_waited, _set_budget_left, _set_constants = (
-    slot_setters(Scope, ("attributes", "serial", "now", "waited", "budget_left", "constants"))
-)
-
-
 def scope_of(  # noqa: PLR0917 - every field, positionally, as Scope(...) takes them
     attributes: Mapping[str, float | bool],
     serial: int,
@@ -91,16 +91,9 @@ def scope_of(  # noqa: PLR0917 - every field, positionally, as Scope(...) takes 
     budget_left: Mapping[str, float],
     constants: Mapping[str, float],
 ) -> Scope:
-    """``Scope(...)`` for the library's own mappings, which need no check: the plain
-    definition builds one per entry per selection (policy.records explains the builder)."""
-    scope: Scope = object.__new__(Scope)
-    _set_attributes(scope, attributes)
-    _set_serial(scope, serial)
-    _set_now(scope, now)
-    _set_waited(scope, waited)
-    _set_budget_left(scope, budget_left)
-    _set_constants(scope, constants)
-    return scope
+    """``Scope(...)``: the scope of one entry at one moment (the plain definition
+    builds one per entry per selection)."""
+    return Scope(attributes, serial, now, waited, budget_left, constants)
 
 
 def divide(numerator: float, denominator: float) -> float:

@@ -93,8 +93,9 @@ def vllm_priority(preempted_first: bool = False) -> QueuePolicy:
 
     The keys are static, so they are computed once at enqueue.
 
+    >>> from policy.waiting.fast import selection_path
     >>> from policy.waiting.parse import unparse
-    >>> [unparse(key) for key in vllm_priority().keys], vllm_priority().path
+    >>> [unparse(key) for key in vllm_priority().keys], selection_path(vllm_priority())
     (['priority', 'arrival_time'], 'static')
     >>> [unparse(key) for key in vllm_priority(preempted_first=True).keys]
     ['priority', 'prepended ? 0 : 1', 'arrival_time']

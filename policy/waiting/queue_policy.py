@@ -29,10 +29,9 @@ from policy.waiting.expr import (
     is_name,
     walk,
 )
-from policy.waiting.modes import TIMINGS, VISIBILITIES, Path, Timing, Visibility
+from policy.waiting.modes import TIMINGS, VISIBILITIES, Timing, Visibility
 from policy.waiting.numbers import as_float, finite_number, name_shown, shown
 from policy.waiting.parse import TOO_DEEP, parse_expression, too_deep, unparse
-from policy.waiting.plan import KeyPlan, make_plan
 
 #: Most constants (``let``) a policy declares, and most attributes: each entry of a
 #: waiting queue stores one value per attribute, so memory is attributes x entries.
@@ -72,31 +71,15 @@ class QueuePolicy:
     constants: PMap[str, float] = field(default_factory=pmap)
     attributes: PMap[str, Visibility] = field(default_factory=pmap)
     timing: Timing = "selection"
-    #: Derived from ``keys`` once, at construction: the queue reads it on every entry.
+    #: Derived from ``keys`` once, at construction: the queue checks on every
+    #: request that it carries these.
     attributes_read: frozenset[str] = field(init=False, repr=False, compare=False)
-    #: Derived once: the selection path and the compiled keys (see :mod:`policy.waiting.plan`).
-    plan: KeyPlan = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         read = frozenset(
             node.name for key in self.keys for node in walk(key) if isinstance(node, Attr)
         )
         object.__setattr__(self, "attributes_read", read)
-        object.__setattr__(self, "plan", make_plan(self.keys, self.constants, self.timing))
-
-    @property
-    def path(self) -> Path:
-        """How selection is computed for this policy, proven exact from its keys:
-        ``fifo``, ``static`` (kept in key order), ``lanes`` (class heads) or
-        ``scan`` (every entry, compiled keys).
-
-        >>> from policy.waiting.policies import ascend_fcfs_lanes, fifo, static_priority
-        >>> fifo().path, static_priority().path, ascend_fcfs_lanes().path
-        ('fifo', 'static', 'lanes')
-        >>> make_policy(["waited"]).unwrap().path
-        'scan'
-        """
-        return self.plan.path
 
     @property
     def is_fifo(self) -> bool:

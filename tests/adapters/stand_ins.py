@@ -16,7 +16,6 @@ from policy.adapters.vllm import (
     priority_queue,
     short_request_first_queue,
 )
-from policy.waiting import WaitingEntry
 
 
 @dataclass(eq=False)  # compared by identity, as vLLM's Request is
@@ -80,19 +79,3 @@ def requests_with(priorities: list[int], arrivals: list[float]) -> list[Req]:
         Req(str(i), priority=priority, arrival_time=arrival)
         for i, (priority, arrival) in enumerate(zip(priorities, arrivals, strict=True))
     ]
-
-
-def entry_fields(entry: WaitingEntry) -> tuple[Any, ...]:
-    """Everything an entry holds, its carried request by identity."""
-    return (
-        entry.identity,
-        entry.names,
-        entry.values,
-        entry.extras,
-        entry.serial,
-        entry.enqueued_at,
-        entry.resumed,
-        entry.enqueue_keys,
-        entry.ticket,
-        id(entry.carried),
-    )

@@ -12,33 +12,35 @@ from types import SimpleNamespace
 
 import pytest
 
-from policy.adapters import vllm as adapter
+from policy.adapters import vllm_scheduler as adapter
+from policy.adapters.policy_file import MAX_POLICY_BYTES
 from policy.adapters.vllm import WaitingRequestQueue, fcfs_queue, install_waiting_queue
 from policy.adapters.vllm_scheduler import (
     CONFIG_KEY,
     ENV_VAR,
-    MAX_POLICY_BYTES,
     READY_MADE,
     PolicyRefused,
     _classes,
     install_kernel_queues,
     queue_choice,
 )
+from policy.waiting import selection_path
 from tests.adapters.stand_ins import DequeQueue, FakeClock, Req
 
 
 def _choice(value: str) -> str:
     """The path of the queue ``value`` names, for vLLM's ``fcfs`` and ``priority``."""
     choice = queue_choice({ENV_VAR: value})
-    return f"{choice.make('fcfs').policy.path}/{choice.make('priority').policy.path}"
+    fcfs, priority = choice.make("fcfs").policy, choice.make("priority").policy
+    return f"{selection_path(fcfs)}/{selection_path(priority)}"
 
 
 def test_unset_or_empty_is_vllms_own_semantics_of_the_configured_policy() -> None:
     for environ in ({}, {ENV_VAR: ""}, {ENV_VAR: "  "}, {"OTHER": "x"}):
         choice = queue_choice(environ)
         assert choice.source.startswith("default")
-        assert choice.make("fcfs").policy.path == "fifo"
-        assert choice.make("priority").policy.path == "static"
+        assert selection_path(choice.make("fcfs").policy) == "fifo"
+        assert selection_path(choice.make("priority").policy) == "static"
 
 
 def test_the_default_priority_queue_re_inserts_a_preempted_request_by_its_keys() -> None:
@@ -62,7 +64,9 @@ def test_every_ready_made_name() -> None:
     assert _choice("priority") == "static/static"
     assert _choice("priority-preempted-first") == "static/static"
     assert _choice(" short-first ") == "lanes/lanes"
-    queue = queue_choice({ENV_VAR: "short-first: threshold=2, long_max_wait_ms=0.5"}).make("fcfs")
+    queue = queue_choice({ENV_VAR: "short-first: threshold=2, long_max_wait_ms=60000.5"}).make(
+        "fcfs"
+    )
     queue.add_request(Req("long", num_prompt_tokens=3))
     queue.add_request(Req("short", num_prompt_tokens=2))
     assert next(r.request_id for r in queue) == "short"
@@ -86,7 +90,7 @@ def test_the_preempted_first_priority_queue_puts_a_prepended_request_first() -> 
         ("short-first:threshold=-1", "threshold must be a non-negative int, not -1"),
         ("short-first:threshold=2.5", "threshold must be an int (prompt tokens), not 2.5"),
         ("short-first:long_max_wait_ms=inf", "long_max_wait_ms must be finite"),
-        ("./nowhere/policy.json", "cannot read the policy file: [Errno 2]"),
+        ("./nowhere/policy.json", "cannot read the policy file: No such file or directory"),
     ],
 )
 def test_a_bad_value_is_refused_in_one_line(value: str, reason: str) -> None:
@@ -111,15 +115,18 @@ def _file(tmp_path: Path, content: str | bytes, name: str = "policy.json") -> st
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        ('{"keys": ["prmpt"]}', "invalid policy file: keys[0]: unknown name 'prmpt'"),
-        ("{not json", "invalid policy file: "),
-        ('{"keys": [\n"prompt"', "invalid policy file: "),
-        (b"\xff\xfe{}", "cannot read the policy file: 'utf-8' codec"),
+        (
+            '{"keys": ["prmpt"]}',
+            "the policy file holds no valid policy: keys[0]: unknown name 'prmpt'",
+        ),
+        ("{not json", "the policy file is not JSON: "),
+        ('{"keys": [\n"prompt"', "the policy file is not JSON: "),
+        (b"\xff\xfe{}", "the policy file is not UTF-8 text"),
         (
             '{"attributes": {"score": "visible"}, "keys": ["score"]}',
             "attributes lacks 'score', which the policy's keys read",
         ),
-        (" " * (MAX_POLICY_BYTES + 1), "larger than 1048576 bytes"),
+        (" " * (MAX_POLICY_BYTES + 1), "larger than 1,048,576 bytes"),
     ],
 )
 def test_a_bad_policy_file_is_refused_in_one_line(
@@ -154,7 +161,7 @@ def test_a_relative_path_with_a_slash_is_a_file(
 ) -> None:
     _file(tmp_path, "{}", name="plain")
     monkeypatch.chdir(tmp_path)
-    assert queue_choice({ENV_VAR: "./plain"}).make("fcfs").policy.path == "fifo"
+    assert selection_path(queue_choice({ENV_VAR: "./plain"}).make("fcfs").policy) == "fifo"
 
 
 def test_the_environment_is_read_when_none_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,8 +178,8 @@ def test_vllms_additional_config_names_the_policy_when_the_variable_does_not() -
         choice.source
         == "ready-made 'short-first:threshold=64' (additional_config['policy_kernel_queue'])"
     )
-    assert choice.make("fcfs").policy.path == "lanes"
-    assert queue_choice({ENV_VAR: ""}, config).make("fcfs").policy.path == "lanes"
+    assert selection_path(choice.make("fcfs").policy) == "lanes"
+    assert selection_path(queue_choice({ENV_VAR: ""}, config).make("fcfs").policy) == "lanes"
     assert (
         queue_choice({ENV_VAR: "fcfs"}, config).source == "ready-made 'fcfs'"
     )  # the variable wins
@@ -209,7 +216,7 @@ def test_install_kernel_queues_replaces_both_and_logs(caplog: pytest.LogCaptureF
     assert waiting is scheduler.waiting
     assert isinstance(scheduler.kv_holding_waiting, WaitingRequestQueue)
     assert scheduler.kv_holding_waiting is not waiting
-    assert waiting.policy.path == "static"
+    assert selection_path(waiting.policy) == "static"
     [line] = [r.getMessage() for r in caplog.records if r.name == "vllm.policy_kernel"]
     assert line == (
         "policy-kernel queues: default: vLLM semantics of the configured policy;"
@@ -221,7 +228,7 @@ def test_install_kernel_queues_replaces_both_and_logs(caplog: pytest.LogCaptureF
 def test_install_kernel_queues_before_vllm_0_33_replaces_waiting_only() -> None:
     scheduler = _scheduler("fcfs", kv_holding_waiting=None)
     install_kernel_queues(scheduler, queue_choice({ENV_VAR: "short-first"}))
-    assert scheduler.waiting.policy.path == "lanes"
+    assert selection_path(scheduler.waiting.policy) == "lanes"
     assert scheduler.kv_holding_waiting is None
 
 
@@ -295,7 +302,7 @@ def test_the_class_without_vllm_is_one_clear_import_error(
                 getattr(adapter, name)
             message = str(refused.value)
             assert "\n" not in message
-            assert message.startswith("policy.adapters.vllm.KernelScheduler needs vLLM")
+            assert message.startswith("policy.adapters.vllm_scheduler.KernelScheduler needs vLLM")
     finally:
         _classes.cache_clear()
 

@@ -28,7 +28,7 @@ from typing import Any, Final
 from oracle.bench.vllm_step import Vllm, kv_cache_config, vllm_config
 
 #: The scheduler class an operator names (``--scheduler-cls``).
-KERNEL_SCHEDULER: Final = "policy.adapters.vllm.KernelScheduler"
+KERNEL_SCHEDULER: Final = "policy.adapters.vllm_scheduler.KernelScheduler"
 #: Tokens per KV block in these tests (a prompt of 32 tokens takes two).
 BLOCK_SIZE: Final = 16
 VOCAB: Final = 1024

@@ -1,4 +1,4 @@
-"""``policy.adapters.vllm.KernelScheduler`` as vLLM builds it from ``scheduler_cls``:
+"""``policy.adapters.vllm_scheduler.KernelScheduler`` as vLLM builds it from ``scheduler_cls``:
 a subclass of vLLM's ``Scheduler`` whose factory-built queues (``waiting`` and
 ``kv_holding_waiting``) are the kernel's, chosen by ``POLICY_KERNEL_QUEUE``,
 logged, and refused at start-up in one line when the policy is bad."""
@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from oracle.bench.vllm_step import Vllm
-from policy.adapters import vllm as adapter
+from policy.adapters import vllm_scheduler as adapter
+from policy.adapters.vllm import WaitingRequestQueue
 from policy.adapters.vllm_scheduler import PolicyRefused
+from policy.waiting import selection_path
 from tests.vllm_real.engine import KERNEL_SCHEDULER, Setup, build, kernel_driver, queue_env
 
 pytest.importorskip("vllm")
@@ -30,15 +32,15 @@ def test_vllm_builds_it_from_the_class_path_with_kernel_queues(
     assert isinstance(scheduler, v.Scheduler)
     assert type(scheduler).__mro__[1] is v.Scheduler
     for queue in (scheduler.waiting, scheduler.kv_holding_waiting):
-        assert isinstance(queue, adapter.WaitingRequestQueue)
-        assert queue.policy.path == path
+        assert isinstance(queue, WaitingRequestQueue)
+        assert selection_path(queue.policy) == path
     assert scheduler.waiting is not scheduler.kv_holding_waiting
     assert isinstance(scheduler.deferred_waiting, set)  # not a queue: vLLM's own
 
 
 def test_the_class_pickles_by_its_public_name() -> None:
     made = adapter.KernelScheduler
-    assert made.__module__ == "policy.adapters.vllm"
+    assert made.__module__ == "policy.adapters.vllm_scheduler"
     assert made.__qualname__ == "KernelScheduler"
     assert pickle.loads(pickle.dumps(made)) is made
 
@@ -47,7 +49,7 @@ def test_the_class_pickles_by_its_public_name() -> None:
 def test_with_async_scheduling_it_is_vllms_async_scheduler_with_kernel_queues(
     v: Vllm, folder: Path, name: str
 ) -> None:
-    setup = Setup(scheduler_cls=f"policy.adapters.vllm.{name}", async_scheduling=True)
+    setup = Setup(scheduler_cls=f"policy.adapters.vllm_scheduler.{name}", async_scheduling=True)
     with queue_env("short-first"):
         scheduler = build(v, folder, setup)
     made = adapter.KernelAsyncScheduler
@@ -56,8 +58,8 @@ def test_with_async_scheduling_it_is_vllms_async_scheduler_with_kernel_queues(
     async_scheduler = type(scheduler).__mro__[2]
     assert async_scheduler.__name__ == "AsyncScheduler"
     assert hasattr(scheduler, "decode_stagger")  # AsyncScheduler's __init__ ran
-    assert scheduler.waiting.policy.path == "lanes"
-    assert scheduler.kv_holding_waiting.policy.path == "lanes"
+    assert selection_path(scheduler.waiting.policy) == "lanes"
+    assert selection_path(scheduler.kv_holding_waiting.policy) == "lanes"
     assert pickle.loads(pickle.dumps(made)) is made
 
 
@@ -97,7 +99,7 @@ def test_it_logs_the_policy_and_the_selection_path(v: Vllm, folder: Path) -> Non
 def test_vllms_additional_config_names_the_policy(v: Vllm, folder: Path) -> None:
     setup = Setup(config_queue="short-first:threshold=64")
     scheduler = kernel_driver(v, folder, setup).scheduler
-    assert scheduler.waiting.policy.path == "lanes"
+    assert selection_path(scheduler.waiting.policy) == "lanes"
     assert scheduler.kernel_queue_choice.source.endswith(
         "(additional_config['policy_kernel_queue'])"
     )
@@ -134,12 +136,12 @@ def test_an_invalid_policy_file_is_refused_with_the_kernels_reason(
         build(v, folder, replace(Setup(), scheduler_cls=KERNEL_SCHEDULER))
     message = str(refused.value)
     assert "\n" not in message
-    assert "invalid policy file: keys[0]: unknown name 'prmpt'" in message
+    assert "the policy file holds no valid policy: keys[0]: unknown name 'prmpt'" in message
 
 
 def test_a_policy_file_orders_both_queues(v: Vllm, folder: Path, tmp_path: Path) -> None:
     path = tmp_path / "longest-first.json"
     path.write_text(json.dumps({"attributes": {"prompt": "visible"}, "keys": ["-prompt"]}))
     scheduler = kernel_driver(v, folder, Setup(), str(path)).scheduler
-    assert scheduler.waiting.policy.path == "static"
-    assert scheduler.kv_holding_waiting.policy.path == "static"
+    assert selection_path(scheduler.waiting.policy) == "static"
+    assert selection_path(scheduler.kv_holding_waiting.policy) == "static"

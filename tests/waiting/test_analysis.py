@@ -21,8 +21,10 @@ from oracle.strategies import (
     key_trees,
     serials,
 )
-from policy.waiting import analysis
-from policy.waiting.analysis import (
+from policy.waiting.evaluate import Scope, evaluate, is_true, key_list_order
+from policy.waiting.expr import BudgetLeft, Expr, Unary, Var, walk
+from policy.waiting.fast import analysis
+from policy.waiting.fast.analysis import (
     MAX_CLASSES,
     Component,
     LanePlan,
@@ -31,8 +33,6 @@ from policy.waiting.analysis import (
     lane_plan,
     reads_budget,
 )
-from policy.waiting.evaluate import Scope, evaluate, is_true, key_list_order
-from policy.waiting.expr import BudgetLeft, Expr, Unary, Var, walk
 from policy.waiting.modes import Timing
 from policy.waiting.parse import parse_expression, unparse
 from policy.waiting.policies import ASCEND_LANES_KEY

@@ -46,8 +46,8 @@ from policy.waiting import (
     key_list_order,
     parse_expression,
 )
-from policy.waiting import compiled as compiled_module
-from policy.waiting.compiled import (
+from policy.waiting.fast import compiled as compiled_module
+from policy.waiting.fast.compiled import (
     MAX_INLINE_KEYS,
     MAX_NESTING,
     ExpressionFunction,

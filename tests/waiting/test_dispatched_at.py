@@ -10,11 +10,12 @@ from policy.waiting import (
     QueuePolicy,
     WaitingQueue,
     ascend_fcfs_lanes,
-    dispatch_entries,
     dispatch_order,
     dispatched_at,
+    entry_keys,
     fifo,
     make_policy,
+    selection_path,
     vllm_priority,
 )
 
@@ -63,7 +64,7 @@ def test_lanes_positions_read_the_moment_and_serial() -> None:
         "0 - waited",
     ]
     policy = make_policy(keys, attributes=["prompt"]).unwrap()
-    assert policy.path == "lanes"
+    assert selection_path(policy) == "lanes"
     queue = WaitingQueue().extend(
         policy,
         [(n, {"prompt": 16.0 if n % 3 else 4096.0}, n, float(n)) for n in range(200)],
@@ -85,13 +86,12 @@ def test_lanes_positions_read_the_moment_and_serial() -> None:
     ids=["the queue's own", "fifo", "lanes", "scan, reading budgets"],
 )
 @pytest.mark.parametrize("built_with", ["the policy", "vllm_priority"])
-def test_dispatch_entries_are_the_dispatch_orders_pairs(
+def test_dispatch_order_carries_each_entrys_keys_by_the_definition(
     policy: QueuePolicy, built_with: str
 ) -> None:
-    """``dispatch_entries``: each entry with its key values (``()`` without keys), in
-    ``dispatch_order``'s order and with its keys, for a queue indexed for the
-    policy and for one built with another (the plain definition's keys), at a
-    moment with a budget the keys read."""
+    """``dispatch_order``: each selection's key values (``()`` without keys, and for
+    the resumed prefix) are the plain definition's, for a queue held for the
+    policy and for one built with another, at a moment with a budget the keys read."""
     queue = _queue()
     if built_with == "the policy":
         rebuilt = WaitingQueue()
@@ -105,7 +105,9 @@ def test_dispatch_entries_are_the_dispatch_orders_pairs(
             ).unwrap()
         queue = rebuilt
     moment = Moment(5.0, {"engine": 7.0})
-    pairs = list(dispatch_entries(queue, policy, moment))
-    assert pairs == [(s.entry, s.keys) for s in dispatch_order(queue, policy, moment)]
-    if not policy.keys:
-        assert all(keys == () for _, keys in pairs)
+    for selection in dispatch_order(queue, policy, moment):
+        if selection.entry.resumed or not policy.keys:
+            assert selection.keys == ()
+        else:
+            wanted = entry_keys(policy, selection.entry, moment)
+            assert [repr(key) for key in selection.keys] == [repr(key) for key in wanted]

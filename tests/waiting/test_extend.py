@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from returns.result import Failure
 
 from policy.waiting import (
     Moment,
@@ -301,3 +302,107 @@ def test_a_policy_that_is_not_one_is_refused_before_a_waiting_id() -> None:
     queue = WaitingQueue().append(fifo(), "w", {}, serial=0, now=0.0).unwrap()
     refused = queue.extend("fifo", [("w", {}, 1, 0.0)])  # type: ignore[arg-type]
     assert "the policy must be a QueuePolicy" in str(refused.failure())
+
+
+# --- found by mutation testing of queue.py (docs/mutation.md): not only the same
+# entries but the same version, so that the policy's fast path stays in use
+
+
+def _state(queue: WaitingQueue, policy: QueuePolicy) -> dict[str, object]:
+    """What a version shows: its entries as stored, and the index it holds for
+    ``policy`` (a lanes index that lost its time order selects by scanning)."""
+    index = queue.index_for(policy)
+    return {
+        "entries": [
+            (e.identity, e.ticket, e.resumed, e.names, e.values, e.enqueued_at, e.enqueue_keys)
+            for e in queue
+        ],
+        "index": type(index).__name__,
+        "in time order": getattr(index, "in_time_order", None),
+        "dispatch": [(s.entry.identity, s.keys) for s in dispatch_order(queue, policy, _MOMENT)],
+    }
+
+
+def _gaps_request(
+    draw: random.Random, serial: int, at: float
+) -> tuple[Any, dict[str, Any], int, float]:
+    attributes = {
+        "priority": draw.randrange(3),
+        "arrival_time": at,
+        "prompt": draw.randrange(1, 300),
+        "immediate": draw.random() < 0.2,
+    }
+    return serial, attributes, serial, at
+
+
+def _appended(policy: QueuePolicy, queue: WaitingQueue, batch: list[Any]) -> WaitingQueue:
+    for identity, attributes, serial, now in batch:
+        queue = queue.append(policy, identity, attributes, serial=serial, now=now).unwrap()
+    return queue
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_extend_gives_the_version_repeated_appends_give(name: str) -> None:
+    policy = POLICIES[name]
+    for seed in range(4):
+        draw = random.Random(seed)
+        start = [_gaps_request(draw, serial, float(serial)) for serial in range(5)]
+        base = WaitingQueue().extend(policy, start).unwrap()
+        if seed % 2:  # a resumed front, and an admission: the batch follows either
+            base = base.requeue_preempted(
+                policy, "resumed", start[0][1], serial=50, now=5.0
+            ).unwrap()
+            base = base.without(base.entry_of(2))  # type: ignore[arg-type]
+        batch = [_gaps_request(draw, serial, 5.0 + serial) for serial in range(5, 12)]
+        extended = base.extend(policy, batch).unwrap()
+        assert _state(extended, policy) == _state(_appended(policy, base, batch), policy)
+        after = [_gaps_request(draw, 12, 30.0)]
+        assert _state(_appended(policy, extended, after), policy) == _state(
+            _appended(policy, base, batch + after), policy
+        )
+
+
+@pytest.mark.parametrize("name", ["static", "lanes", "scan"])
+def test_extend_under_another_policy_lays_out_as_append_does(name: str) -> None:
+    draw = random.Random(11)
+    start = [_gaps_request(draw, s, float(s)) for s in range(4)]
+    base = WaitingQueue().extend(fifo(), start).unwrap()
+    batch = [_gaps_request(draw, s, float(s)) for s in range(4, 9)]
+    policy = POLICIES[name]
+    extended = base.extend(policy, batch).unwrap()
+    assert _state(extended, policy) == _state(_appended(policy, base, batch), policy)
+
+
+def test_a_batch_that_could_never_fit_is_refused() -> None:
+    draw = random.Random(5)
+    batch = [_gaps_request(draw, s, float(s)) for s in range(3)]
+    refused = WaitingQueue().extend(fifo(), batch, ever_fits=lambda entry: entry.identity != 1)
+    assert isinstance(refused, Failure)
+    assert refused.failure().identity == 1
+    assert refused.failure().message.startswith("could never fit, even in an empty pool")
+
+
+def test_without_names_what_is_not_an_entry() -> None:
+    with pytest.raises(TypeError) as raised:
+        WaitingQueue().without("a")  # type: ignore[arg-type]
+    assert str(raised.value) == "entry must be a WaitingEntry, not str"
+
+
+def test_a_batch_under_lanes_keeps_the_time_ordered_fast_path() -> None:
+    policy = POLICIES["lanes"]
+    draw = random.Random(3)
+    queue = WaitingQueue().extend(policy, [_gaps_request(draw, s, float(s)) for s in range(4)])
+    queue = queue.unwrap().extend(policy, [_gaps_request(draw, s, float(s)) for s in range(4, 9)])
+    assert getattr(queue.unwrap().index_for(policy), "in_time_order", None) is True
+
+
+def test_a_refused_batch_names_what_it_refuses() -> None:
+    policy = POLICIES["fifo"]
+    refused = WaitingQueue().extend(policy, 7)  # type: ignore[arg-type]
+    assert isinstance(refused, Failure)
+    assert refused.failure().identity == 7
+    item: tuple[object, ...] = ("a", {}, 0)
+    refused = WaitingQueue().extend(policy, [("b", {}, 0, 0.0), item])  # type: ignore[list-item]
+    assert isinstance(refused, Failure)
+    assert refused.failure().identity == item
+    assert refused.failure().message.startswith("is not a request")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 import math
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from hypothesis import assume, event, given
@@ -24,18 +26,24 @@ from policy.waiting import (
     QueuePolicy,
     RequestId,
     Scope,
+    Selection,
     Timing,
     WaitingEntry,
     WaitingQueue,
+    admit_many,
     ascend_fcfs_lanes,
     attempt_admission,
+    dispatch_order,
     evaluate,
     fifo,
     load_policy,
     make_policy,
+    select_reference,
     select_waiting,
     static_priority,
 )
+from policy.waiting.evaluate import NO_BUDGETS
+from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
 
 
 def queue_of(
@@ -380,3 +388,163 @@ def test_an_admission_removes_only_the_selected_entry() -> None:
     assert (outcome.entry.identity, outcome.selection.index) == (1, 1)
     assert [entry.identity for entry in outcome.queue] == [0, 2, 3]
     assert [entry.identity for entry in queue] == [0, 1, 2, 3]  # the old queue is untouched
+
+
+# --- found by mutation testing of select.py (docs/mutation.md): records, refusals,
+# the moment, and queues held for another policy
+
+POLICIES = ONE_POLICY_PER_PATH
+
+
+def _queue(policy: QueuePolicy, seed: int, *, resumed_front: bool = False) -> WaitingQueue:
+    draw = random.Random(seed)
+    queue = WaitingQueue()
+    for serial in range(12):
+        attributes = {
+            "priority": draw.randrange(3),
+            "arrival_time": float(serial),
+            "prompt": draw.randrange(1, 300),
+            "immediate": draw.random() < 0.2,
+        }
+        queue = queue.append(policy, serial, attributes, serial=serial, now=float(serial)).unwrap()
+    if resumed_front:
+        queue = queue.requeue_preempted(
+            policy,
+            "back",
+            {"priority": 2, "arrival_time": 0.0, "prompt": 999, "immediate": False},
+            serial=99,
+            now=5.0,
+        ).unwrap()
+    return queue
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+@pytest.mark.parametrize("resumed_front", [False, True])
+def test_the_selected_entry_is_the_very_entry_waiting(name: str, resumed_front: bool) -> None:
+    policy = POLICIES[name]
+    for seed in range(3):
+        queue = _queue(policy, seed, resumed_front=resumed_front)
+        for now in (12.0, 40.0):
+            moment = Moment(now)
+            selection = select_waiting(queue, policy, moment).unwrap()
+            reference = select_reference(queue, policy, moment).unwrap()
+            assert selection.entry is reference.entry
+            assert [repr(key) for key in selection.keys] == [repr(key) for key in reference.keys]
+            assert (selection.entry.identity == "back") == resumed_front
+            assert len(queue.without(selection.entry)) == len(queue) - 1  # this queue's entry
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_selection_with_another_policy_is_the_plain_definition(name: str) -> None:
+    built_with = POLICIES["scan" if name != "scan" else "static"]
+    queue, policy, moment = _queue(built_with, 7), POLICIES[name], Moment(30.0)
+    chosen = select_waiting(queue, policy, moment).unwrap()
+    reference = select_reference(queue, policy, moment).unwrap()
+    assert chosen.entry is reference.entry
+    assert chosen.keys == reference.keys
+    assert len(queue.without(chosen.entry)) == len(queue) - 1  # this very queue's entry
+
+
+def test_an_empty_queue_selects_nothing_on_every_path() -> None:
+    for policy in POLICIES.values():
+        assert select_waiting(WaitingQueue(), policy, Moment(0.0)) == Nothing
+
+
+def test_selection_names_the_first_argument_of_the_wrong_type() -> None:
+    queue, policy, moment = WaitingQueue(), fifo(), Moment(0.0)
+    wrong: list[tuple[tuple[Any, Any, Any], str]] = [
+        (([], policy, moment), "queue must be a WaitingQueue, not list"),
+        ((queue, "fifo", moment), "policy must be a QueuePolicy, not str"),
+        ((queue, policy, 0.0), "moment must be a Moment, not float"),
+        (([], "fifo", 0.0), "queue must be a WaitingQueue, not list"),
+    ]
+    for arguments, message in wrong:
+        with pytest.raises(TypeError) as raised:
+            select_waiting(*arguments)
+        assert str(raised.value) == message
+        with pytest.raises(TypeError) as raised:  # at the call, before any selection is read
+            dispatch_order(*arguments)
+        assert str(raised.value) == message
+
+
+def test_a_moment_keeps_a_float_clock_and_its_default_budgets() -> None:
+    moment = Moment(2.5)
+    assert moment.now == 2.5
+    assert type(moment.now) is float
+    assert moment.budget_left is NO_BUDGETS
+    converted = Moment(3, {"engine": 7})
+    assert converted.now == 3.0
+    assert type(converted.now) is float
+    assert dict(converted.budget_left) == {"engine": 7.0}
+    assert type(converted.budget_left["engine"]) is float
+    assert Moment(1.0, NO_BUDGETS).budget_left is NO_BUDGETS
+
+
+def test_a_stage_name_that_is_not_text_is_refused_showing_it() -> None:
+    with pytest.raises(TypeError) as raised:
+        Moment(0.0, {7: 1.0})  # type: ignore[dict-item]
+    assert str(raised.value) == "budget_left must be keyed by stage names (str), not 7"
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_admission_records_carry_the_selection_and_the_queues(name: str) -> None:
+    """The records carry the selected entry, its keys, the queue selected from, and
+    the queue that remains."""
+    policy = POLICIES[name]
+    queue, moment = _queue(policy, 2), Moment(20.0)
+    selection = select_waiting(queue, policy, moment).unwrap()
+    expected = Selection(selection.entry, selection.keys, queue)
+    admitted = attempt_admission(queue, policy, moment, lambda _: True)
+    assert isinstance(admitted, Admitted)
+    assert admitted.selection == expected
+    assert admitted.selection.keys == selection.keys
+    assert admitted.selection.queue is queue
+    assert admitted.entry is selection.entry
+    assert list(admitted.queue) == [e for e in queue if e is not selection.entry]
+    blocked = attempt_admission(queue, policy, moment, lambda _: False)
+    assert isinstance(blocked, Blocked)
+    assert blocked.selection == expected
+    assert blocked.selection.keys == selection.keys
+    assert blocked.selection.queue is queue
+    assert blocked.queue is queue
+    order = list(dispatch_order(queue, policy, moment))
+    assert order[0] == expected
+    assert order[0].keys == selection.keys
+    assert all(chosen.queue is queue for chosen in order)
+    done = admit_many(queue, policy, moment, lambda entry: entry is not order[2].entry)
+    assert [a.selection.entry for a in done.admitted] == [order[0].entry, order[1].entry]
+    assert [a.selection.keys for a in done.admitted] == [order[0].keys, order[1].keys]
+    assert done.admitted[0].selection.queue is queue
+    assert done.admitted[1].selection.queue is done.admitted[0].queue
+    assert isinstance(done.stopped, Blocked)
+    assert done.stopped.selection.entry is order[2].entry
+    assert done.stopped.selection.keys == order[2].keys
+    assert done.stopped.queue is done.queue is done.admitted[1].queue
+
+
+def test_selection_reads_the_moments_budgets() -> None:
+    policy = make_policy(["budget_left(engine) >= prompt ? 0 : 1"], attributes=["prompt"]).unwrap()
+    queue = WaitingQueue()
+    for serial, prompt in enumerate([500, 50, 400]):
+        queue = queue.append(policy, serial, {"prompt": prompt}, serial=serial, now=0.0).unwrap()
+    for left, chosen in ((100.0, 1), (1000.0, 0), (10.0, 0)):
+        moment = Moment(1.0, {"engine": left})
+        picked = select_waiting(queue, policy, moment).unwrap()
+        assert picked.entry.identity == chosen
+        assert picked.keys == select_reference(queue, policy, moment).unwrap().keys
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_an_admission_with_another_policy_is_the_plain_definition(name: str) -> None:
+    built_with = POLICIES["scan" if name != "scan" else "static"]
+    queue, policy, moment = _queue(built_with, 4), POLICIES[name], Moment(30.0)
+    reference = select_reference(queue, policy, moment).unwrap()
+    admitted = attempt_admission(queue, policy, moment, lambda _: True)
+    assert isinstance(admitted, Admitted)
+    assert admitted.selection == reference
+    assert admitted.selection.keys == reference.keys
+    assert admitted.entry is reference.entry
+    blocked = attempt_admission(queue, policy, moment, lambda _: False)
+    assert isinstance(blocked, Blocked)
+    assert blocked.selection == reference
+    assert blocked.queue is queue

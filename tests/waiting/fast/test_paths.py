@@ -12,6 +12,8 @@ import dataclasses
 import itertools
 import math
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -28,41 +30,50 @@ from policy.waiting import (
     dispatched_at,
     fifo,
     make_policy,
-    path_lanes,
     select_reference,
     select_waiting,
+    selection_path,
     static_priority,
 )
-from policy.waiting.analysis import LanePlan
+from policy.waiting.fast import plan as plan_module
+from policy.waiting.fast.analysis import LanePlan
+from policy.waiting.fast.compiled import compile_expression
 from policy.waiting.modes import Timing
 
 
-def _forced(policy: QueuePolicy, path: str, lanes: LanePlan | None = None) -> QueuePolicy:
-    """``policy`` with its plan's path forced, as a wrong analysis would choose it."""
-    forged = object.__new__(QueuePolicy)
-    for field in dataclasses.fields(QueuePolicy):
-        object.__setattr__(forged, field.name, getattr(policy, field.name))
-    plan = dataclasses.replace(policy.plan, path=path, lanes=lanes)  # type: ignore[arg-type]
-    object.__setattr__(forged, "plan", plan)
-    return forged
+@contextmanager
+def _forced(path: str, lanes: LanePlan | None = None) -> Iterator[None]:
+    """Every plan made meanwhile has its path forced, as a wrong analysis would choose
+    it (the memo of plans is this module's to clear: plans are made once per policy)."""
+    made = plan_module._made
+
+    def forced(*arguments: object) -> plan_module.KeyPlan:
+        plan = made(*arguments)  # type: ignore[arg-type]
+        parts = (
+            ()
+            if lanes is None
+            else tuple(
+                (compile_expression(part.expr, plan.policy.constants, plan.names), part.truth)
+                for part in lanes.components
+            )
+        )
+        return dataclasses.replace(plan, path=path, lanes=lanes, components=parts)  # type: ignore[arg-type]
+
+    plan_module._plan.cache_clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(plan_module, "_made", forced)
+        try:
+            yield
+        finally:
+            plan_module._plan.cache_clear()
 
 
 def test_every_small_queue_selects_as_the_definition() -> None:
     assert check_paths(max_entries=3) == []
 
 
-def test_every_small_queue_positions_by_bisection_as_the_definition(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # dispatched_at on the lanes path walks its merge below MERGED_UP_TO: at 0 it
-    # bisects at every position, which the small queues then check too
-    monkeypatch.setattr(path_lanes, "MERGED_UP_TO", 0)
-    lanes = [(name, policy) for name, policy in policies_checked() if policy.path == "lanes"]
-    assert check_paths(lanes, max_entries=3) == []
-
-
 def test_paths_are_the_ones_the_checks_mean() -> None:
-    paths = {name: policy.path for name, policy in policies_checked()}
+    paths = {name: selection_path(policy) for name, policy in policies_checked()}
     assert paths == {
         "ascend lanes, aging 1.5": "lanes",
         "ascend lanes, no aging": "lanes",
@@ -76,14 +87,15 @@ def test_paths_are_the_ones_the_checks_mean() -> None:
 
 def test_a_lane_path_for_a_key_worse_with_age_is_caught() -> None:
     aging = make_policy(["waited"]).unwrap()
-    wrong = _forced(aging, "lanes", LanePlan((), 1))
-    found = check_paths([("waited, forced onto lanes", wrong)], max_entries=2)
+    with _forced("lanes", LanePlan((), 1)):
+        found = check_paths([("waited, forced onto lanes", aging)], max_entries=2)
     assert found, "a lane path for a key that gets worse with age must be caught"
 
 
 def test_a_static_path_for_a_dynamic_key_is_caught() -> None:
     dynamic = make_policy(["waited - prompt"], attributes=["prompt", "immediate"]).unwrap()
-    found = check_paths([("dynamic, forced static", _forced(dynamic, "static"))], max_entries=2)
+    with _forced("static"):
+        found = check_paths([("dynamic, forced static", dynamic)], max_entries=2)
     assert found
 
 
@@ -175,14 +187,10 @@ def test_random_large_queues(name: str, policy: QueuePolicy, in_order: bool) -> 
         assert done.queue == step
         order = [s.entry for s in dispatch_order(queue, policy, moment)]
         assert [entry.identity for entry in order][:ROOM] == attempts
-        # every 7th position and the last ones, by the path (the lanes path both
-        # walking its merge and bisecting: MERGED_UP_TO 0 bisects everywhere)
+        # every 7th position and the last ones, by the path
         positions = [*range(0, len(order), 7), *range(len(order) - 3, len(order))]
-        for walk_below in (path_lanes.MERGED_UP_TO, 0):
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(path_lanes, "MERGED_UP_TO", walk_below)
-                for position in positions:
-                    assert dispatched_at(queue, policy, moment, position) is order[position]
+        for position in positions:
+            assert dispatched_at(queue, policy, moment, position) is order[position]
 
 
 def test_admit_many_rereads_budgets_between_admissions() -> None:
@@ -304,11 +312,12 @@ def _lane_heads_disagree(policy: QueuePolicy, max_entries: int) -> list[str]:
 @pytest.mark.parametrize("max_wait", [1.5, 0.0])
 def test_lane_heads_equal_the_full_scan_on_every_queue_of_up_to_five(max_wait: float) -> None:
     policy = ascend_fcfs_lanes(short_tokens=2, max_wait=max_wait)
-    assert policy.path == "lanes"
+    assert selection_path(policy) == "lanes"
     assert _lane_heads_disagree(policy, 5) == []
 
 
 def test_lane_heads_catch_a_key_that_gets_worse_with_age() -> None:
     worse = make_policy(["immediate ? 0 : waited"], attributes=["immediate", "prompt"]).unwrap()
-    assert worse.path == "scan"
-    assert _lane_heads_disagree(_forced(worse, "lanes", LanePlan((), 1)), 2)
+    assert selection_path(worse) == "scan"
+    with _forced("lanes", LanePlan((), 1)):
+        assert _lane_heads_disagree(worse, 2)

@@ -53,7 +53,8 @@ over the compiled key function and ``key_list_order``.
 def keys(values, serial, now, waited, budget_left):
     if waited.__class__ is not _float:
         waited = _as_float(waited)
-    v0, v1 = values
+    v0 = values[0]
+    v1 = values[1]
     return ((0.0 if v0 else (1.0 if ((v1 > 128.0) and (waited >= 3.0)) else 2.0)),)
 >>> compile_keys([key], {}, ("immediate", "prompt"))((False, 256.0), 0, 9.0, 4.0, {})
 (1.0,)
@@ -111,9 +112,10 @@ __all__ = [
     "sort_key",
 ]
 
-#: The attribute values of one entry, exactly one per name of the attribute order
-#: (compiled code unpacks them), as the queue stores them: floats (NaN and
-#: infinities included) or booleans. :func:`entry_values` builds them from a map.
+#: The attribute values of one entry, first one per name of the attribute order
+#: (compiled code reads them by position; any after those are not read), as the
+#: queue stores them: floats (NaN and infinities included) or booleans.
+#: :func:`entry_values` builds them from a map.
 Values: TypeAlias = tuple[float | bool, ...]
 
 #: ``key_function(values, serial, now, waited, budget_left)`` -> the key list's values.
@@ -157,9 +159,6 @@ MAX_NESTING: Final = 40
 #: the keys before it); longer key lists are scanned by a plain loop.
 MAX_INLINE_KEYS: Final = 8
 
-#: Longest attribute order whose values are unpacked in one step (``v0, _, v2 = values``);
-#: longer ones are indexed.
-_UNPACK_LIMIT: Final = 12
 
 NAN: Final = math.nan
 
@@ -589,13 +588,10 @@ def _entry_reads(
     generator: _Generator, width: int, in_loop: bool, waited: str, serial: str
 ) -> list[str]:
     """Statements reading the entry: its attribute values, and in a loop its wait and serial."""
+    del width  # read by position: an entry's values may go on past the names the keys read
     lines = []
-    source = "row.values" if in_loop else "values"
     used = generator.attributes
-    if used and width <= _UNPACK_LIMIT:
-        targets = [f"v{position}" if position in used else "_" for position in range(width)]
-        lines.append(f"{', '.join(targets)}{',' if width == 1 else ''} = {source}")
-    elif used:
+    if used:
         if in_loop:
             lines.append("values = row.values")
         lines += [f"v{position} = values[{position}]" for position in sorted(used)]
@@ -713,7 +709,7 @@ def generated_source(
     >>> key = parse_expression("-flag / 0").unwrap()
     >>> print(generated_source([key], {}, ("flag",), "expression"))
     def expression(values, serial, now, waited, budget_left):
-        v0, = values
+        v0 = values[0]
         return _divide((-(v0 * 1.0)), 0.0)
     """
     return _generate(keys, constants, attribute_order, form).source

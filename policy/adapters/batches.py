@@ -1,0 +1,122 @@
+"""The drop-in queue's two batches: its arrivals and its admissions of one moment.
+
+vLLM's step adds its new requests one by one, then peeks and pops requests one
+by one. Each of these done on the kernel's queue would make a new version per
+request. The drop-in instead collects each kind and hands it to the kernel in
+one call, at the next operation that needs the held version whole. Each batch
+keeps one invariant, which its tests check against one kernel call per
+request:
+
+- :class:`Arrivals`: ``joined(queue)`` is the version one ``append`` per add,
+  in add order, gives;
+- :class:`Admissions`: under a policy whose selection reads no moment (the
+  ``fifo`` and ``static`` paths), repeated selections, each followed by the
+  removal of the selected entry, take the entries in the dispatch order of
+  any one moment. So each pop takes the next entry of one dispatch iteration
+  of the held version, and ``removed(queue)`` is the version one ``without``
+  per taken entry gives.
+
+Neither holds a host's request: entries carry only ids (the drop-in keeps its
+requests itself, and lets go of each as it leaves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from returns.result import Failure
+
+from policy.waiting import (
+    Moment,
+    QueuePolicy,
+    Selection,
+    WaitingEntry,
+    WaitingQueue,
+    dispatch_order,
+)
+
+__all__ = ["Admissions", "Arrivals"]
+
+#: The moment of every selection on a path whose selection reads none.
+ANY_MOMENT: Final = Moment(0.0)
+
+
+class Arrivals:
+    """Requests added and not yet joined to the held version, in add order.
+
+    Each is ``(id, attributes, serial, enqueue time)``, as
+    ``WaitingQueue.extend`` takes it, and added only once the caller has
+    checked everything ``append`` would refuse: joining them cannot fail.
+
+    >>> from policy.waiting import fifo
+    >>> arrivals = Arrivals()
+    >>> arrivals.add("a", {}, 0, 0.0); arrivals.add("b", {}, 1, 0.0)
+    >>> [entry.identity for entry in arrivals.joined(WaitingQueue(), fifo())], bool(arrivals)
+    (['a', 'b'], False)
+    """
+
+    __slots__ = ("_waiting",)
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[str | int, dict[str, object], int, float]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._waiting)
+
+    def add(
+        self, identity: str | int, attributes: dict[str, object], serial: int, now: float
+    ) -> None:
+        """One more arrival, after the others."""
+        self._waiting.append((identity, attributes, serial, now))
+
+    def joined(self, queue: WaitingQueue, policy: QueuePolicy) -> WaitingQueue:
+        """``queue`` with every arrival appended, in order; none is left."""
+        made = queue.extend(policy, self._waiting)  # type: ignore[arg-type]
+        self._waiting = []
+        if isinstance(made, Failure):  # the caller checked what the kernel checks
+            raise RuntimeError(f"the queue refused an arrival it had taken: {made.failure()}")
+        return made.unwrap()
+
+
+class Admissions:
+    """The entries taken, in dispatch order, from one version of the queue under a
+    policy whose selection reads no moment, and not yet removed from it.
+
+    >>> from policy.waiting import fifo
+    >>> queue = WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0), ("b", {}, 1, 0.0)]).unwrap()
+    >>> admissions = Admissions(queue, fifo())
+    >>> admissions.next().entry.identity, admissions.take().entry.identity
+    ('a', 'a')
+    >>> [entry.identity for entry in admissions.removed(queue)]
+    ['b']
+    """
+
+    __slots__ = ("_ahead", "_order", "_taken")
+
+    def __init__(self, queue: WaitingQueue, policy: QueuePolicy) -> None:
+        self._order: Iterator[Selection] = dispatch_order(queue, policy, ANY_MOMENT)
+        self._ahead: Selection | None = None  # the next selection, once read
+        self._taken: list[WaitingEntry] = []
+
+    def __bool__(self) -> bool:
+        """Whether any entry was taken."""
+        return bool(self._taken)
+
+    def next(self) -> Selection | None:
+        """The selection the next :meth:`take` takes (None: nothing is left)."""
+        if self._ahead is None:
+            self._ahead = next(self._order, None)
+        return self._ahead
+
+    def take(self) -> Selection | None:
+        """The next selection, taken (None: nothing is left)."""
+        chosen = self.next()
+        if chosen is not None:
+            self._taken.append(chosen.entry)
+            self._ahead = None
+        return chosen
+
+    def removed(self, queue: WaitingQueue) -> WaitingQueue:
+        """``queue`` (the version these were taken from) without the taken entries."""
+        return queue.without_each(self._taken)
