@@ -215,9 +215,9 @@ MUTANTS = [
     ),
     Mutant(
         "resumed front ignored",
-        "policy/waiting/select.py",
-        "    if resumed is not None:\n        return resumed, ()",
-        "    if False:\n        return resumed, ()",
+        "policy/waiting/queue.py",
+        "        if self._resumed:\n            return self._resumed.first(), ()",
+        "        if False:\n            return self._resumed.first(), ()",
     ),
     Mutant(
         "dynamic keys cached at enqueue",
@@ -228,8 +228,9 @@ MUTANTS = [
     Mutant(
         "keys evaluated at selection under enqueue timing",
         "policy/waiting/fast/plan.py",
-        '        if self.policy.timing == "enqueue":\n            stored = entry.enqueue_keys',
-        "        if False:\n            stored = entry.enqueue_keys",
+        '        if self.policy.timing == "enqueue":\n            stored = entry.enqueue_keys\n'
+        "            if stored is not None:",
+        "        if False:\n            stored = entry.enqueue_keys\n            if stored is not None:",
     ),
     Mutant(
         "a class's arrivals joined out of key order",
@@ -239,9 +240,9 @@ MUTANTS = [
     ),
     Mutant(
         "admission pass ignores the resumed prefix",
-        "policy/waiting/select.py",
-        "            if not (entry.resumed or not policy.keys):\n                break",
-        "            if policy.keys:\n                break",
+        "policy/waiting/queue.py",
+        "        if not self._resumed:\n            return fresh\n",
+        "        if True:\n            return fresh\n",
     ),
     Mutant(
         "fit-first skipping",
@@ -309,8 +310,8 @@ MUTANTS = [
     Mutant(
         "a taken admission taken again",
         "policy/adapters/batches.py",
-        "            self._taken.append(chosen.entry)\n            self._ahead = None",
-        "            self._taken.append(chosen.entry)",
+        "        else:\n            self._ahead = None\n        self._taken.append(chosen[0])",
+        "        self._taken.append(chosen[0])",
     ),
     Mutant(
         "a popped request kept by the drop-in",

@@ -249,3 +249,74 @@ def test_a_private_use_is_found(line: str, expected: tuple[str, str]) -> None:
 )
 def test_other_names_are_not_private_uses(line: str) -> None:
     assert _probe(line) == set()
+
+
+# ----------------------------------------------------------------------------- import cycles
+
+
+def import_cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or not (strongly
+    connected components of more than one module, or a module importing itself).
+
+    >>> import_cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}})
+    [['a', 'b']]
+    """
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(imports):
+        if start in order:
+            continue
+        work = [(start, iter(sorted(imports[start])))]  # no recursion: any depth
+        order[start] = low[start] = len(order)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            module, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in imports:
+                    continue
+                if target not in order:
+                    order[target] = low[target] = len(order)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(imports[target]))))
+                elif target in on_stack:
+                    low[module] = min(low[module], order[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[module])
+            if low[module] == order[module]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == module:
+                        break
+                if len(group) > 1 or module in imports[module]:
+                    found.append(sorted(group))
+    return found
+
+
+def test_the_kernel_has_no_import_cycle() -> None:
+    import grimp  # noqa: PLC0415 - import-linter's own graph builder
+
+    graph = grimp.build_graph("policy")
+    imports = {
+        module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules
+    }
+    assert import_cycles(imports) == []
+    assert len(imports) > 30  # the graph holds the kernel's modules
+
+
+def test_an_import_cycle_is_found() -> None:
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"d"}}) == [
+        ["a", "b", "c"],
+        ["d"],
+    ]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []

@@ -37,7 +37,6 @@ from policy.waiting import (
 # ``policy.waiting.evaluate`` (and ``.select``) are also names of functions in
 # ``policy.waiting``: the modules themselves, where their callers look names up.
 kernel_evaluate = importlib.import_module("policy.waiting.evaluate")
-kernel_select = importlib.import_module("policy.waiting.select")
 kernel_reference = importlib.import_module("policy.waiting.reference")
 
 
@@ -98,9 +97,9 @@ def _nan_first(values: Iterable[float]) -> tuple[tuple[int, float], ...]:
 def _plain_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     """Select by the plain definition (select_reference, the tree evaluator): the
     mutants below break that definition, which the fast paths are proven equal to
-    (tests/waiting/fast/test_paths.py, tests/waiting/test_compiled.py). The one
-    function select_waiting chooses through is replaced (select.py's own)."""
-    monkeypatch.setattr(kernel_select, "_chosen", _by_definition)
+    (tests/waiting/fast/test_paths.py, tests/waiting/test_compiled.py). The queue's
+    one method select_waiting chooses through is replaced."""
+    monkeypatch.setattr(WaitingQueue, "selected", _by_definition)
 
 
 def _by_definition(queue: WaitingQueue, policy: object, moment: Moment) -> object:

@@ -33,8 +33,11 @@ operations (removing what was added, adding back what was taken).
 
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
+import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -351,4 +354,119 @@ def adapter_rows(sizes: Sequence[int], quick: bool) -> list[Row]:
                     )
     finally:
         adapter_log.setLevel(level)
+    return rows
+
+
+#: Issue 27: a preemption costs at 100,000 waiting at most this many times what it
+#: costs at 1,000 (no index rebuilt, no structure walked).
+PREEMPTION_GROWTH: Final = 3.0
+#: Preemptions timed per queue and size.
+PREEMPTIONS: Final = 200
+
+#: Every ready-made queue (docs/adapters.md), for the preemption rows.
+READY_MADE: Final[dict[str, Callable[[Clock], WaitingRequestQueue[Any]]]] = {
+    **QUEUES,
+    "priority, preempted first": lambda clock: priority_queue(True, clock=clock),
+}
+
+
+def _preemption_seconds(name: str, size: int, repeats: int) -> float:
+    """Seconds of one preemption at ``size`` waiting: ``prepend_request`` of a request
+    taken a moment before, then the next ``peek_request`` (the scheduler's next
+    selection), the median over the repeats' best; each is undone untimed."""
+    made = vllm_requests(size + PREEMPTIONS)
+    base, preempted = made[:size], made[size:]
+    clock = Clock()
+    queue = READY_MADE[name](clock)
+    for request in base:
+        clock.now = request.arrival_time
+        queue.add_request(request)
+    clock.now = base[-1].arrival_time + 0.05
+    queue.peek_request()  # the arrivals joined: not part of a preemption
+    best = float("inf")
+    timer = time.perf_counter
+    for _ in range(repeats):
+        gc.disable()
+        spent = 0.0
+        for request in preempted:
+            started = timer()
+            queue.prepend_request(request)
+            queue.peek_request()
+            spent += timer() - started
+            queue.remove_request(request)
+        gc.enable()
+        best = min(best, spent / len(preempted))
+    return best
+
+
+def preemption_rows(small: int, large: int, quick: bool) -> list[Row]:
+    """A preemption at ``large`` waiting against one at ``small``, per ready-made queue."""
+    repeats = 3 if quick else 7
+    rows = []
+    for name in READY_MADE:
+        at_small = _preemption_seconds(name, small, repeats)
+        at_large = _preemption_seconds(name, large, repeats)
+        rows.append(
+            Row(
+                f"preemption {name}, N={large:,} over N={small:,}",
+                large,
+                at_large,
+                at_small,
+                at_large / at_small,
+                PREEMPTION_GROWTH,
+                "prepend_request then the next peek_request; the same at the small size is"
+                " the baseline",
+            )
+        )
+    return rows
+
+
+#: Issue 27: steady-state cycles (one arrival and one admission each) over which the
+#: drop-in's memory must not grow.
+STEADY_CYCLES: Final = 100_000
+#: The most the traced memory may grow over them, as a share of what it holds.
+STEADY_GROWTH: Final = 0.01
+
+
+def steady_state_rows(size: int, cycles: int) -> list[Row]:
+    """Memory after ``cycles`` arrivals and admissions at ``size`` waiting, against
+    memory before them, per ready-made queue (``tracemalloc``; the requests made
+    beforehand are not counted)."""
+    rows = []
+    for name in READY_MADE:
+        made = vllm_requests(size + cycles)
+        arriving = iter(made[size:])
+        gc.collect()
+        tracemalloc.start()  # the requests, made before, are not counted
+        clock = Clock()
+        queue = READY_MADE[name](clock)
+        for request in made[:size]:
+            clock.now = request.arrival_time
+            queue.add_request(request)
+        del made
+        before = 0
+        for step in range(cycles):  # warm: every structure at its steady shape
+            if step == cycles // 2:
+                gc.collect()
+                before = tracemalloc.get_traced_memory()[0]
+            request = next(arriving)
+            clock.now = request.arrival_time
+            queue.add_request(request)
+            queue.peek_request()
+            queue.pop_request()
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        rows.append(
+            Row(
+                f"steady state {name}: memory after {cycles - cycles // 2:,} more cycles,"
+                f" N={size:,}",
+                size,
+                float(after),
+                float(before),
+                after / before,
+                1.0 + STEADY_GROWTH,
+                "bytes traced after the second half of the cycles over after the first",
+            )
+        )
     return rows

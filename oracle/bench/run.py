@@ -54,6 +54,11 @@ def sections(quick: bool) -> list[tuple[str, Callable[[], list[Row]]]]:
         ("admission pass", lambda: waiting.pass_rows(quick)),
         ("building", lambda: waiting.build_rows(100_000, quick)),
         ("memory", lambda: waiting.memory_rows(100_000)),
+        ("preemption", lambda: adapter.preemption_rows(1_000, 100_000, quick)),
+        (
+            "steady state",
+            lambda: adapter.steady_state_rows(10_000, 20_000 if quick else adapter.STEADY_CYCLES),
+        ),
         ("rotation", rotation),
         # quick: up to N = 10,000 (building three adapters of 100,000 takes most of a minute)
         (

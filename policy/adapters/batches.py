@@ -17,7 +17,10 @@ request:
   per taken entry gives.
 
 Neither holds a host's request: entries carry only ids (the drop-in keeps its
-requests itself, and lets go of each as it leaves).
+requests itself, and lets go of each as it leaves). Neither grows past
+:data:`CHUNK`: the drop-in hands a full one to the kernel at once, so that no
+single call does more than a chunk's work (the longest call stays a small part
+of vLLM's step, docs/performance.md).
 """
 
 from __future__ import annotations
@@ -27,19 +30,17 @@ from typing import Final
 
 from returns.result import Failure
 
-from policy.waiting import (
-    Moment,
-    QueuePolicy,
-    Selection,
-    WaitingEntry,
-    WaitingQueue,
-    dispatch_order,
-)
+from policy.waiting import Moment, QueuePolicy, WaitingEntry, WaitingQueue
 
-__all__ = ["Admissions", "Arrivals"]
+__all__ = ["ANY_MOMENT", "CHUNK", "Admissions", "Arrivals"]
 
 #: The moment of every selection on a path whose selection reads none.
 ANY_MOMENT: Final = Moment(0.0)
+
+#: The most arrivals, or taken admissions, held before they go to the kernel in one
+#: call: a chunk costs about 0.3 ms at 100,000 waiting (docs/performance.md), a
+#: tenth of what a whole step's 256 would.
+CHUNK: Final = 64
 
 
 class Arrivals:
@@ -51,7 +52,8 @@ class Arrivals:
 
     >>> from policy.waiting import fifo
     >>> arrivals = Arrivals()
-    >>> arrivals.add("a", {}, 0, 0.0); arrivals.add("b", {}, 1, 0.0)
+    >>> arrivals.add("a", {}, 0, 0.0), arrivals.add("b", {}, 1, 0.0)
+    (1, 2)
     >>> [entry.identity for entry in arrivals.joined(WaitingQueue(), fifo())], bool(arrivals)
     (['a', 'b'], False)
     """
@@ -64,11 +66,16 @@ class Arrivals:
     def __bool__(self) -> bool:
         return bool(self._waiting)
 
+    def __len__(self) -> int:
+        return len(self._waiting)
+
     def add(
         self, identity: str | int, attributes: dict[str, object], serial: int, now: float
-    ) -> None:
-        """One more arrival, after the others."""
-        self._waiting.append((identity, attributes, serial, now))
+    ) -> int:
+        """One more arrival, after the others; how many wait now."""
+        waiting = self._waiting
+        waiting.append((identity, attributes, serial, now))
+        return len(waiting)
 
     def joined(self, queue: WaitingQueue, policy: QueuePolicy) -> WaitingQueue:
         """``queue`` with every arrival appended, in order; none is left."""
@@ -79,6 +86,10 @@ class Arrivals:
         return made.unwrap()
 
 
+#: An entry and its key values, as ``WaitingQueue.dispatched`` gives them.
+Chosen = tuple[WaitingEntry, tuple[float, ...]]
+
+
 class Admissions:
     """The entries taken, in dispatch order, from one version of the queue under a
     policy whose selection reads no moment, and not yet removed from it.
@@ -86,35 +97,44 @@ class Admissions:
     >>> from policy.waiting import fifo
     >>> queue = WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0), ("b", {}, 1, 0.0)]).unwrap()
     >>> admissions = Admissions(queue, fifo())
-    >>> admissions.next().entry.identity, admissions.take().entry.identity
+    >>> admissions.next()[0].identity, admissions.take()[0].identity
     ('a', 'a')
     >>> [entry.identity for entry in admissions.removed(queue)]
     ['b']
     """
 
-    __slots__ = ("_ahead", "_order", "_taken")
+    __slots__ = ("_ahead", "_order", "_taken", "count")
 
     def __init__(self, queue: WaitingQueue, policy: QueuePolicy) -> None:
-        self._order: Iterator[Selection] = dispatch_order(queue, policy, ANY_MOMENT)
-        self._ahead: Selection | None = None  # the next selection, once read
+        self._order: Iterator[Chosen] = queue.dispatched(policy, ANY_MOMENT)
+        self._ahead: Chosen | None = None  # the next pair, once read
         self._taken: list[WaitingEntry] = []
+        #: How many entries were taken.
+        self.count = 0
 
     def __bool__(self) -> bool:
         """Whether any entry was taken."""
-        return bool(self._taken)
+        return self.count > 0
 
-    def next(self) -> Selection | None:
-        """The selection the next :meth:`take` takes (None: nothing is left)."""
-        if self._ahead is None:
-            self._ahead = next(self._order, None)
-        return self._ahead
+    def next(self) -> Chosen | None:
+        """The entry the next :meth:`take` takes, with its key values (None: nothing
+        is left)."""
+        ahead = self._ahead
+        if ahead is None:
+            ahead = self._ahead = next(self._order, None)
+        return ahead
 
-    def take(self) -> Selection | None:
-        """The next selection, taken (None: nothing is left)."""
-        chosen = self.next()
-        if chosen is not None:
-            self._taken.append(chosen.entry)
+    def take(self) -> Chosen | None:
+        """The next entry, taken, with its key values (None: nothing is left)."""
+        chosen = self._ahead
+        if chosen is None:
+            chosen = next(self._order, None)
+            if chosen is None:
+                return None
+        else:
             self._ahead = None
+        self._taken.append(chosen[0])
+        self.count += 1
         return chosen
 
     def removed(self, queue: WaitingQueue) -> WaitingQueue:

@@ -16,11 +16,12 @@ may keep the one it has. Beside it:
   left it alive. ``len`` and ``bool`` (which vLLM asks on every admission)
   read its size, and ``in`` looks an id up in it;
 - the two batches of :mod:`policy.adapters.batches`: the arrivals not yet
-  joined (one ``extend`` for a step's adds) and, under a policy whose
-  selection reads no moment (``fcfs_queue``, ``priority_queue``), the
-  admissions taken from the held version and not yet removed from it (one
-  ``without_each`` for a step's pops). The next operation that needs the
-  version whole settles both (:meth:`_settled`);
+  joined (one ``extend`` for up to :data:`~policy.adapters.batches.CHUNK`
+  adds) and, under a policy whose selection reads no moment (``fcfs_queue``,
+  ``priority_queue``), the admissions taken from the held version and not yet
+  removed from it (one ``without_each`` for up to a chunk of pops). The next
+  operation that needs the version whole, or fills a chunk, settles both
+  (:meth:`_settled`);
 - ``_pin``: under a policy whose selection reads the clock, the entry the
   last ``peek_request`` chose, which the next ``pop_request`` takes even if
   the clock moved in between (vLLM peeks, checks the request fits, then pops);
@@ -50,7 +51,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from returns.result import Failure, Result
 
-from policy.adapters.batches import ANY_MOMENT, Admissions, Arrivals
+from policy.adapters.batches import ANY_MOMENT, CHUNK, Admissions, Arrivals
 from policy.adapters.stats import MAX_CLASSES, AdmissionCounts, QueueStats
 from policy.text import cut, represent
 from policy.waiting import (
@@ -65,7 +66,6 @@ from policy.waiting import (
     fifo,
     load_policy,
     load_policy_text,
-    select_waiting,
     selection_path,
     vllm_priority,
 )
@@ -223,6 +223,7 @@ class WaitingRequestQueue(Generic[R]):
         "_admissions",
         "_arrivals",
         "_attributes",
+        "_bare",
         "_clock",
         "_counts",
         "_identity",
@@ -283,6 +284,7 @@ class WaitingRequestQueue(Generic[R]):
             (name, attributes[name]) for name in read
         )
         self._marks_prepended = PREPENDED in policy.attributes_read
+        self._bare = not self._attributes and not self._marks_prepended  # no attribute read
         self._clock = clock
         self._prepend_resumed = prepend_resumed
         self._counts = AdmissionCounts(
@@ -374,15 +376,21 @@ class WaitingRequestQueue(Generic[R]):
         id that is not exactly a ``str`` or an ``int`` is a ``TypeError`` (an id
         whose hash could change would leave an entry no one can remove).
         """
-        identity = self._identity_of(request)  # the host's getters: outside the lock
-        attributes, plain = self._attributes_of(request, identity, prepended=False)
+        identity = self._identity(request)  # the host's getters: outside the lock
+        if type(identity) is not str and type(identity) is not int:
+            raise _wrong_id(identity)
+        if self._bare:
+            attributes, plain = _NO_ATTRIBUTES, True
+        else:
+            attributes, plain = self._attributes_of(request, identity, prepended=False)
         with self._lock:
             self._pin = None
             now = self._clock()
             serial = self._serial
             if plain and type(now) is float and identity not in self._requests:
                 # nothing the kernel could refuse: joined with the step's other arrivals
-                self._arrivals.add(identity, attributes, serial, now)
+                if self._arrivals.add(identity, attributes, serial, now) >= CHUNK:
+                    self._settled()
             else:  # a refusal, or a value the kernel converts: its own append decides
                 made = self._settled().append(
                     self._policy, identity, attributes, serial=serial, now=now
@@ -429,7 +437,16 @@ class WaitingRequestQueue(Generic[R]):
         nothing changed the queue since, otherwise the policy's selection now.
         An empty queue is an ``IndexError``."""
         with self._lock:
-            entry, keys = self._next(take=True)
+            if self._timeless:
+                admissions = self._admitting()
+                chosen = admissions.take()
+                if admissions.count >= CHUNK:
+                    self._settled()
+            else:
+                chosen = self._pinned(take=True)
+            if chosen is None:
+                raise IndexError("pop from an empty waiting queue")
+            entry, keys = chosen
             request = self._requests.pop(entry.identity)
             warn = self._counts.counted(entry, keys)
         if warn:
@@ -441,30 +458,29 @@ class WaitingRequestQueue(Generic[R]):
         add, prepend or remove (so the same request even if the clock moves). An
         empty queue is an ``IndexError``."""
         with self._lock:
-            entry, _ = self._next(take=False)
-            return self._requests[entry.identity]
-
-    def _next(self, take: bool) -> tuple[WaitingEntry, tuple[float, ...]]:
-        """The selected entry and its key values, taken or only looked at (the
-        caller holds the lock)."""
-        if self._timeless:
-            # the next of the dispatch order; its removal waits for the next settling
-            if self._arrivals:
-                self._settled()
-            admissions = self._admissions
-            if admissions is None:
-                admissions = self._admissions = Admissions(self._queue, self._policy)
-            chosen = admissions.take() if take else admissions.next()
+            chosen = self._admitting().next() if self._timeless else self._pinned(take=False)
             if chosen is None:
-                raise IndexError(f"{'pop' if take else 'peek'} from an empty waiting queue")
-            return chosen.entry, chosen.keys
+                raise IndexError("peek from an empty waiting queue")
+            return self._requests[chosen[0].identity]
+
+    def _admitting(self) -> Admissions:
+        """The admissions of the held version, under a policy whose selection reads no
+        moment: its dispatch order is any moment's, so pops take it in turn; the
+        arrivals are joined first (the caller holds the lock)."""
+        admissions = self._admissions
+        if admissions is None or self._arrivals:
+            queue = self._settled()
+            admissions = self._admissions = Admissions(queue, self._policy)
+        return admissions
+
+    def _pinned(self, take: bool) -> tuple[WaitingEntry, tuple[float, ...]] | None:
+        """The pinned selection, or the selection now (pinned by a peek, taken out of
+        the held version by a pop); None for an empty queue (the caller holds the lock)."""
         pinned = self._pin
         if pinned is None:
-            queue = self._settled()
-            selected = select_waiting(queue, self._policy, Moment(self._clock())).value_or(None)
-            if selected is None:
-                raise IndexError(f"{'pop' if take else 'peek'} from an empty waiting queue")
-            pinned = (selected.entry, selected.keys)
+            pinned = self._settled().selected(self._policy, Moment(self._clock()))
+            if pinned is None:
+                return None
         if take:
             self._pin = None
             self._queue = self._queue.without(pinned[0])
@@ -568,6 +584,11 @@ class WaitingRequestQueue(Generic[R]):
         """
         with self._lock:
             return self._counts.stats(waiting=len(self._requests))
+
+
+#: The attributes of every request under a policy whose keys read none (never
+#: changed: the kernel only reads attributes).
+_NO_ATTRIBUTES: Final[dict[str, Any]] = {}
 
 
 def _is_id(identity: object) -> bool:

@@ -91,7 +91,8 @@ def vllm_priority(preempted_first: bool = False) -> QueuePolicy:
     never before a request of a better priority), as the fixes proposed for vLLM
     #41951 order preempted requests; among them, earlier ``arrival_time`` first.
 
-    The keys are static, so they are computed once at enqueue.
+    The keys read no moment (the ``static`` path): they are computed once, when a
+    request joins, and not stored in its entry.
 
     >>> from policy.waiting.fast import selection_path
     >>> from policy.waiting.parse import unparse
@@ -111,13 +112,10 @@ def vllm_priority(preempted_first: bool = False) -> QueuePolicy:
             make_policy(
                 ["priority", PREPENDED_FIRST_KEY, "arrival_time"],
                 attributes=["priority", "prepended", "arrival_time"],
-                timing="enqueue",
             )
         )
     return _built(
-        make_policy(
-            ["priority", "arrival_time"], attributes=["priority", "arrival_time"], timing="enqueue"
-        )
+        make_policy(["priority", "arrival_time"], attributes=["priority", "arrival_time"])
     )
 
 

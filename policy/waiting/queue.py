@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, Final, TypeAlias, cast
 
 from immutables import Map, MapMutation
@@ -42,11 +42,12 @@ from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
 from policy.text import printable, quote, record_repr
 from policy.waiting.entry import ABSENT, AttributeValue, WaitingEntry, stored
 from policy.waiting.evaluate import NO_BUDGETS
-from policy.waiting.fast import Index, KeyPlan, index_for, plan_of
+from policy.waiting.fast import Chosen, Index, KeyPlan, index_for, plan_of
 from policy.waiting.fast.in_order import InOrder
 from policy.waiting.fast.line import EMPTY_LINE, Line
 from policy.waiting.numbers import as_float, is_number, shown
 from policy.waiting.queue_policy import QueuePolicy
+from policy.waiting.reference import Moment
 
 __all__ = ["QueueError", "WaitingQueue"]
 
@@ -99,8 +100,9 @@ class WaitingQueue:
     # A plain slotted class: a version is made per operation (0.2 µs; a frozen
     # dataclass's __init__ costs 0.9 µs). No method assigns to a version it has
     # handed out.
-    __slots__ = ("_back", "_by_identity", "_fresh", "_front", "_resumed")
+    __slots__ = ("_back", "_by_identity", "_fresh", "_front", "_policy", "_resumed")
 
+    _policy: QueuePolicy | None
     _resumed: Line[WaitingEntry]
     _fresh: Index | None
     _by_identity: Map[RequestId, WaitingEntry]
@@ -108,27 +110,36 @@ class WaitingQueue:
     _back: int
 
     def __init__(self) -> None:
+        self._policy = None  # the policy the fresh entries are held for: none yet
         self._resumed = EMPTY_LINE
         self._fresh = None  # no policy yet (so no entry either)
         self._by_identity = _NO_IDENTITIES
         self._front = -1  # the next resumed ticket
         self._back = 0  # the next fresh ticket
 
-    @staticmethod
     def _version(
+        self,
         resumed: Line[WaitingEntry],
         fresh: Index | None,
         by_identity: Map[RequestId, WaitingEntry],
         front: int,
         back: int,
     ) -> WaitingQueue:
+        """A new version held for this one's policy."""
         version: WaitingQueue = object.__new__(WaitingQueue)
+        version._policy = self._policy
         version._resumed = resumed
         version._fresh = fresh
         version._by_identity = by_identity
         version._front = front
         version._back = back
         return version
+
+    def _held_for(self, policy: QueuePolicy) -> bool:
+        """Whether the fresh entries are held for ``policy``: the very policy object
+        they were held for (the usual call, one test), or an equal one."""
+        held = self._policy
+        return held is policy or (held is not None and _same_policy(held, policy))
 
     # --- reading ------------------------------------------------------------------
 
@@ -171,11 +182,6 @@ class WaitingQueue:
         if fresh is None or not len(fresh):
             raise IndexError("the first entry of an empty queue")
         return fresh.first()
-
-    def resumed_first(self) -> WaitingEntry | None:
-        """The first entry when it is resumed (resumed entries are the queue's
-        prefix), else None: O(1)."""
-        return self._resumed.first() if self._resumed else None
 
     def entry_of(self, identity: RequestId) -> WaitingEntry | None:
         """The waiting entry of the request ``identity``, or None (O(1) expected).
@@ -227,13 +233,57 @@ class WaitingQueue:
         to make, O(n) to select from). Selection (:mod:`policy.waiting.select`)
         reads it."""
         fresh = self._fresh
-        if fresh is not None and _same_policy(fresh.plan.policy, policy):
+        if fresh is not None and self._held_for(policy):
             return fresh
         # another policy's view of these very entries: in queue order, every key
         # evaluated (by name where the entries are laid out for another policy)
         entries = list(self._fresh_entries())
         line = EMPTY_LINE.joined_all([entry.ticket for entry in entries], entries)
         return InOrder(plan_of(policy), line)
+
+    # --- selection, computed (policy.waiting.select wraps these in its records) ------
+
+    def selected(self, policy: QueuePolicy, moment: Moment) -> Chosen | None:
+        """The entry ``select_waiting`` selects at ``moment`` and its key values
+        (``()`` when no key is read), or None for an empty queue: a resumed front
+        entry, else the front under a policy without keys, else the smallest key
+        list by the policy's fast path (:mod:`policy.waiting.fast`).
+
+        >>> from policy.waiting.policies import fifo
+        >>> queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
+        >>> queue.selected(fifo(), Moment(0.0))[0].identity
+        'a'
+        >>> WaitingQueue().selected(fifo(), Moment(0.0)) is None
+        True
+        """
+        if self._resumed:
+            return self._resumed.first(), ()
+        fresh = self._fresh
+        if fresh is None or not len(fresh):
+            return None
+        if not policy.keys:
+            return fresh.first(), ()
+        return self.index_for(policy).selected(moment.now, moment.budget_left)
+
+    def dispatched(self, policy: QueuePolicy, moment: Moment) -> Iterator[Chosen]:
+        """Every entry with its key values, lazily, in the order repeated selections at
+        ``moment`` would take them if each left: the resumed prefix, then by the
+        policy's fast path (all of it in queue order under a policy without keys)."""
+        if not policy.keys:
+            return zip(self, repeat(()))  # the pairs made in C
+        fresh = self.index_for(policy).dispatched(moment.now, moment.budget_left)
+        if not self._resumed:
+            return fresh
+        return chain(zip(self._resumed, repeat(())), fresh)
+
+    def dispatched_at(self, policy: QueuePolicy, moment: Moment, position: int) -> WaitingEntry:
+        """The entry at ``position`` (0 to ``len - 1``) of :meth:`dispatched`'s order,
+        without walking the order before it where the path allows."""
+        resumed = len(self._resumed)
+        if not policy.keys or position < resumed:
+            return self.at(position)
+        index = self.index_for(policy)
+        return index.dispatched_at(position - resumed, moment.now, moment.budget_left)
 
     def _fresh_entries(self) -> Iterator[WaitingEntry]:
         return iter(()) if self._fresh is None else self._fresh.in_queue_order()
@@ -288,7 +338,7 @@ class WaitingQueue:
         fresh = queue._fresh
         assert fresh is not None
         return Success(
-            WaitingQueue._version(
+            queue._version(
                 queue._resumed,
                 fresh.joined(made),
                 queue._by_identity.set(made.identity, made),
@@ -323,7 +373,7 @@ class WaitingQueue:
             return Failure(made)
         queue = self._bound(policy)
         return Success(
-            WaitingQueue._version(
+            queue._version(
                 queue._resumed.joined(made.ticket, made),
                 queue._fresh,
                 queue._by_identity.set(made.identity, made),
@@ -410,7 +460,7 @@ class WaitingQueue:
         fresh = queue._fresh
         assert fresh is not None
         return Success(
-            WaitingQueue._version(
+            queue._version(
                 queue._resumed,
                 fresh.joined_all(entries),
                 by_identity,
@@ -491,28 +541,34 @@ class WaitingQueue:
 
     def _plan_for(self, policy: QueuePolicy) -> KeyPlan:
         fresh = self._fresh
-        if fresh is not None and fresh.plan.policy is policy:
+        if fresh is not None and self._policy is policy:
             return fresh.plan
         return plan_of(policy)
 
     def _bound(self, policy: QueuePolicy) -> WaitingQueue:
         """This queue with its entries held for ``policy`` (itself when they are)."""
         fresh = self._fresh
-        if fresh is not None and (
-            fresh.plan.policy is policy or _same_policy(fresh.plan.policy, policy)
-        ):
-            return self
+        if fresh is not None and self._held_for(policy):
+            if self._policy is policy:
+                return self
+            rebound = self._version(
+                self._resumed, fresh, self._by_identity, self._front, self._back
+            )
+            rebound._policy = policy  # an equal policy: the same index, found by `is` from now on
+            return rebound
         plan = plan_of(policy)
         # tickets are kept; each entry is laid out for the policy's compiled keys
         resumed = [_laid_out(plan, entry) for entry in self._resumed]
         fresh_entries = [_laid_out(plan, entry) for entry in self._fresh_entries()]
-        return WaitingQueue._version(
+        rebuilt = self._version(
             EMPTY_LINE.joined_all([entry.ticket for entry in resumed], resumed),
             index_for(policy).joined_all(fresh_entries),
             Map((entry.identity, entry) for entry in chain(resumed, fresh_entries)),
             self._front,
             self._back,
         )
+        rebuilt._policy = policy
+        return rebuilt
 
     # --- leaving --------------------------------------------------------------------
 
@@ -537,7 +593,7 @@ class WaitingQueue:
             assert fresh is not None
             fresh = fresh.without(entry)
         by_identity = self._by_identity.delete(entry.identity)
-        return WaitingQueue._version(resumed, fresh, by_identity, self._front, self._back)
+        return self._version(resumed, fresh, by_identity, self._front, self._back)
 
     def without_each(self, entries: Iterable[WaitingEntry]) -> WaitingQueue:
         """This queue without every entry of ``entries`` (entries of this very queue,
@@ -557,7 +613,11 @@ class WaitingQueue:
         resumed, fresh = self._resumed, self._fresh
         with self._by_identity.mutate() as identities:
             for entry in leaving:
-                self._check_waiting(entry, identities)
+                # _check_waiting, inline: once per entry of a step's admissions
+                if type(entry) is not WaitingEntry:
+                    raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
+                if identities.get(entry.identity) is not entry:
+                    raise KeyError(entry.ticket)
                 del identities[entry.identity]
             by_identity = identities.finish()
         fresh_leaving = [entry for entry in leaving if not entry.resumed]
@@ -567,7 +627,7 @@ class WaitingQueue:
         if fresh_leaving:
             assert fresh is not None
             fresh = fresh.without_all(fresh_leaving)
-        return WaitingQueue._version(resumed, fresh, by_identity, self._front, self._back)
+        return self._version(resumed, fresh, by_identity, self._front, self._back)
 
     def without_index(self, index: int) -> WaitingQueue:
         """This queue without the entry at ``index`` (which must exist), others in order.
@@ -621,7 +681,7 @@ def _plain_values(order: tuple[str, ...], attributes: object) -> tuple[Attribute
         if kind is float or kind is bool:
             values.append(value)
         elif kind is int and -_EXACT <= value <= _EXACT:
-            values.append(float(value))
+            values.append(stored(value))
         else:
             return None
     return tuple(values)

@@ -2,9 +2,10 @@
 
 :func:`select_waiting` is exactly :func:`~policy.waiting.reference.select_reference`:
 a resumed front entry first, the front under FIFO, else the smallest key list,
-ties to the earlier entry. It is computed through the queue's
-:class:`~policy.waiting.fast.Index` for the policy, by the path the policy's
-keys allow (:func:`~policy.waiting.fast.selection_path`).
+ties to the earlier entry. The queue computes it (``WaitingQueue.selected``,
+``dispatched``, ``dispatched_at``: by the path the policy's keys allow,
+:func:`~policy.waiting.fast.selection_path`); the functions here check their
+arguments once, at the call, and give the results as records.
 
 These functions return plain values, so an argument of the wrong type (a queue
 that is not a :class:`~policy.waiting.queue.WaitingQueue`, a policy that is not
@@ -22,7 +23,7 @@ from typing import TypeAlias
 from returns.maybe import Maybe, Nothing, Some
 
 from policy.waiting.entry import WaitingEntry
-from policy.waiting.fast import Chosen, plan_of
+from policy.waiting.fast import plan_of
 from policy.waiting.numbers import shown
 from policy.waiting.queue import WaitingQueue
 from policy.waiting.queue_policy import QueuePolicy
@@ -63,18 +64,6 @@ def _check(queue: object, policy: object, moment: object, fits: object = callabl
         raise TypeError(f"fits must be a function of an entry, not {type(fits).__name__}")
 
 
-def _chosen(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Chosen | None:
-    """The selected entry and its key values, or None for an empty queue."""
-    if not queue:
-        return None
-    resumed = queue.resumed_first()
-    if resumed is not None:
-        return resumed, ()
-    if not policy.keys:
-        return queue.first(), ()
-    return queue.index_for(policy).selected(moment.now, moment.budget_left)
-
-
 def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Maybe[Selection]:
     """The entry the next admission attempt tests, or Nothing for an empty queue.
 
@@ -91,7 +80,7 @@ def select_waiting(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> 
     <Some: (1, (1.0,))>
     """
     _check(queue, policy, moment)
-    chosen = _chosen(queue, policy, moment)
+    chosen = queue.selected(policy, moment)
     return Nothing if chosen is None else Some(Selection(chosen[0], chosen[1], queue))
 
 
@@ -114,18 +103,7 @@ def dispatch_order(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> 
     [1, 2, 0]
     """
     _check(queue, policy, moment)  # at the call, not at the first next()
-    return (Selection(entry, keys, queue) for entry, keys in _dispatched(queue, policy, moment))
-
-
-def _dispatched(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> Iterator[Chosen]:
-    resumed = queue.resumed_first()
-    if resumed is not None or not policy.keys:
-        for entry in queue:  # the resumed prefix, without keys; all of it under FIFO
-            if not (entry.resumed or not policy.keys):
-                break
-            yield entry, ()
-    if policy.keys:
-        yield from queue.index_for(policy).dispatched(moment.now, moment.budget_left)
+    return (Selection(entry, keys, queue) for entry, keys in queue.dispatched(policy, moment))
 
 
 def dispatched_at(
@@ -153,11 +131,7 @@ def dispatched_at(
         raise TypeError(f"position must be an int, not {type(position).__name__}")
     if not 0 <= position < len(queue):
         raise IndexError(f"position {position} of a queue of {len(queue)}")
-    index = queue.index_for(policy)
-    resumed = len(queue) - len(index)
-    if not policy.keys or position < resumed:
-        return queue.at(position)
-    return index.dispatched_at(position - resumed, moment.now, moment.budget_left)
+    return queue.dispatched_at(policy, moment, position)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +186,7 @@ def attempt_admission(
     0
     """
     _check(queue, policy, moment, fits)
-    chosen = _chosen(queue, policy, moment)
+    chosen = queue.selected(policy, moment)
     if chosen is None:
         return QueueEmpty()
     selection = Selection(chosen[0], chosen[1], queue)
@@ -268,7 +242,7 @@ def admit_many(
     if next_moment is not None and plan_of(policy).reads_budget:
         # keys read the budgets, which change after each admission: select again
         while limit is None or len(admitted) < limit:
-            chosen = _chosen(queue, policy, moment)
+            chosen = queue.selected(policy, moment)
             if chosen is None:
                 return PassOutcome(tuple(admitted), queue, QueueEmpty())
             selection = Selection(chosen[0], chosen[1], queue)
@@ -278,7 +252,7 @@ def admit_many(
             admitted.append(Admitted(selection, queue))
             moment = _moved(moment, next_moment(selection.entry, moment))
         return PassOutcome(tuple(admitted), queue, None)
-    for entry, keys in _dispatched(queue, policy, moment):
+    for entry, keys in queue.dispatched(policy, moment):
         if limit is not None and len(admitted) >= limit:
             return PassOutcome(tuple(admitted), queue, None)
         selection = Selection(entry, keys, queue)

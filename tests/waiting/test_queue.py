@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 from dataclasses import dataclass
 
 import pytest
@@ -27,6 +29,7 @@ from policy.waiting import (
     select_waiting,
     static_priority,
 )
+from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
 
 
 def test_entries_are_stored_immutably_and_the_caller_keeps_its_mapping() -> None:
@@ -288,3 +291,55 @@ TestQueueAgainstAList = QueueAgainstAList.TestCase
 def test_make_policy_for_the_machine_is_enqueue_timed() -> None:
     assert PRIORITY.timing == "enqueue"
     assert make_policy(["priority"], attributes=["priority"], timing="enqueue").unwrap() == PRIORITY
+
+
+# --- letting go: a version holds nothing that left it (issue 27)
+
+
+class Carried:
+    """A host's object for a request, watched by a weak reference."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _carrying(policy_name: str, count: int) -> tuple[WaitingQueue, list[weakref.ref[Carried]]]:
+    policy = ONE_POLICY_PER_PATH[policy_name]
+    queue, watched = WaitingQueue(), []
+    for serial in range(count):
+        carried = Carried()
+        watched.append(weakref.ref(carried))
+        attributes = {
+            "priority": serial % 3,
+            "arrival_time": float(serial),
+            "prompt": serial,
+            "immediate": False,
+        }
+        add = queue.requeue_preempted if serial % 5 == 0 else queue.append
+        queue = add(
+            policy, serial, attributes, serial=serial, now=float(serial), carried=carried
+        ).unwrap()
+    return queue, watched
+
+
+@pytest.mark.parametrize("policy_name", sorted(ONE_POLICY_PER_PATH))
+def test_every_way_out_lets_go_of_what_an_entry_carries(policy_name: str) -> None:
+    """``without``, ``remove``, ``without_index`` and ``without_each``: once the
+    versions that held an entry are dropped, what it carried is free at once (no
+    sweep, no tombstone), while the versions still referenced keep theirs."""
+    queue, watched = _carrying(policy_name, 300)
+    policy = ONE_POLICY_PER_PATH[policy_name]
+    kept = queue  # an old version keeps every entry it holds
+    queue = queue.without(queue.entry_of(7))  # type: ignore[arg-type]
+    queue = queue.remove(8).unwrap()
+    queue = queue.without_index(0)  # the most recently resumed entry
+    order = [entry for entry, _ in queue.dispatched(policy, Moment(500.0))]
+    queue = queue.without_each(order[:40])  # a step's admissions, from the front
+    queue = queue.without_each(order[100:110])
+    gone = {7, 8, 295} | {entry.identity for entry in order[:40] + order[100:110]}
+    gc.collect()
+    assert all(ref() is not None for ref in watched)  # all in the kept version
+    del kept, order
+    gc.collect()
+    for identity, ref in enumerate(watched):
+        assert (ref() is None) == (identity in gone), identity
+    assert {entry.identity for entry in queue} == set(range(300)) - gone

@@ -345,6 +345,9 @@ class _Generator:
         if code.kind == "f":
             return code
         if code.kind == "n":
+            if code.text.isidentifier():  # a float as it is (no copy kept per entry)
+                text = f"({code.text} if {code.text}.__class__ is _float else {code.text} * 1.0)"
+                return _Code(text, "f", code.depth + 1)
             return _Code(f"({code.text} * 1.0)", "f", code.depth + 1)
         return _Code(f"(1.0 if {code.text} else 0.0)", "f", code.depth + 1)
 

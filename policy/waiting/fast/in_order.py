@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice, repeat
+from operator import is_
 from typing import Any
 
 from policy.waiting.entry import WaitingEntry
@@ -104,7 +105,7 @@ def without_all(line: Line[WaitingEntry], entries: Sequence[WaitingEntry], key: 
     the first ``k`` at once when ``entries`` are exactly the line's first ``k`` in
     order, otherwise one by one."""
     count = len(entries)
-    if count and all(a is b for a, b in zip(islice(line, count), entries, strict=True)):
+    if count and all(map(is_, islice(line, count), entries)):
         return line.without_first(count)
     for entry in entries:
         line = line.without(key(entry))

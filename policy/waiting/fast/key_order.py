@@ -6,8 +6,9 @@ computed once, when it joins, and its place is fixed by its
 :func:`~policy.waiting.fast.plan.ordering` (key values, then ticket).
 
 The entries are kept by *class*, the value of their first key (a priority):
-one :class:`~policy.waiting.fast.line.Line` per class keyed by ordering, and
-the classes themselves in a line of their own. New requests of one class
+one :class:`~policy.waiting.fast.line.Line` per class keyed by the ordering of
+the other key values, and the classes themselves in a line of their own (the
+total order of key values is lexicographic, so the class decides first). New requests of one class
 usually come in key order (vLLM's ``(priority, arrival_time)``), so each joins
 at the back of its class's line, the cheap end, instead of in the middle of
 one line of everything. Selection is the first entry of the first class; the
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, islice
+from operator import is_
 from typing import Any, Final
 
 from immutables import Map
@@ -30,7 +32,7 @@ from immutables import Map
 from policy.waiting.entry import WaitingEntry
 from policy.waiting.fast.index import Chosen
 from policy.waiting.fast.line import EMPTY_LINE, Line
-from policy.waiting.fast.plan import KeyPlan, ordering
+from policy.waiting.fast.plan import NAN_LAST, KeyPlan, ordering
 
 __all__ = ["KeyOrder"]
 
@@ -63,13 +65,16 @@ class KeyOrder:
     def __len__(self) -> int:
         return self.size
 
-    def _ordering(self, entry: WaitingEntry) -> tuple[Any, ...]:
-        return ordering(self.plan.fixed_keys(entry), entry.ticket)
+    def _place(self, entry: WaitingEntry) -> tuple[Any, tuple[Any, ...]]:
+        """``entry``'s class (its first key value, NaN as ``NAN_LAST``) and its key
+        in the class's line (the other key values, then its ticket)."""
+        keys = self.plan.fixed_keys(entry)
+        first = keys[0]
+        return (first if first == first else NAN_LAST), ordering(keys[1:], entry.ticket)  # noqa: PLR0124 - the NaN test
 
     def joined(self, entry: WaitingEntry) -> KeyOrder:
         """With ``entry``, at its place in key order."""
-        place = self._ordering(entry)
-        kind = place[0]
+        kind, place = self._place(entry)
         members = self.classes.get(kind)
         order = self.order
         if members is None:
@@ -82,8 +87,8 @@ class KeyOrder:
         entries that come in key order after its last join its line at once)."""
         joining: dict[Any, tuple[list[Any], list[WaitingEntry]]] = {}
         for entry in entries:
-            place = self._ordering(entry)
-            places, members = joining.setdefault(place[0], ([], []))
+            kind, place = self._place(entry)
+            places, members = joining.setdefault(kind, ([], []))
             places.append(place)
             members.append(entry)
         classes, order = self.classes, self.order
@@ -101,8 +106,7 @@ class KeyOrder:
 
     def without(self, entry: WaitingEntry) -> KeyOrder:
         """Without ``entry`` (found by its ordering, computed again)."""
-        place = self._ordering(entry)
-        kind = place[0]
+        kind, place = self._place(entry)
         members = self.classes[kind].without(place)
         if members:
             return KeyOrder(self.plan, self.classes.set(kind, members), self.order, self.size - 1)
@@ -113,9 +117,7 @@ class KeyOrder:
         """Without ``entries``: when they are the first of the dispatch order (the
         admissions of one moment), each class's first run at once; else one by one."""
         count = len(entries)
-        if not count or not all(
-            a is b for a, b in zip(islice(self._in_key_order(), count), entries, strict=True)
-        ):
+        if not count or not all(map(is_, islice(self._in_key_order(), count), entries)):
             index = self
             for entry in entries:
                 index = index.without(entry)

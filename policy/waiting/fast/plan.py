@@ -141,7 +141,8 @@ class KeyPlan:
     def fixed_keys(self, entry: WaitingEntry) -> tuple[float, ...]:
         """``entry``'s key values on the ``static`` path, where no moment changes them."""
         if self.policy.timing == "enqueue":
-            return self.keys_at(entry, math.nan, NO_BUDGETS)
+            stored = entry.enqueue_keys
+            return self.keys_at(entry, math.nan, NO_BUDGETS) if stored is None else stored
         return self.keys(self.values_of(entry), entry.serial, math.nan, math.nan, NO_BUDGETS)
 
     def lane_of(self, entry: WaitingEntry) -> tuple[object, ...]:

@@ -1,0 +1,147 @@
+"""The persistent sorted line against a plain sorted list: the same operations on
+both, compared after each (as pyrsistent's tests compare its structures with
+lists). Small leaves and branches make every internal shape appear in a few
+hundred items: the front and back leaves filling and emptying, branches
+splitting and merging, the root growing and giving way.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gc
+import random
+import weakref
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policy.waiting.fast import line as line_module
+from policy.waiting.fast.line import EMPTY_LINE, Line
+
+
+class Item:
+    """An item that can be watched leaving (a weak reference)."""
+
+    __slots__ = ("__weakref__", "key")
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"Item({self.key})"
+
+
+@pytest.fixture(autouse=True, params=[4, 5, 64])
+def _width(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    # the module's own bounds, made small: the shapes of a large line in a small one
+    monkeypatch.setattr(line_module, "LEAF", request.param)
+    monkeypatch.setattr(line_module, "FAN", request.param)
+    width: int = request.param
+    return width
+
+
+def _agree(line: Line[Item], model: list[int]) -> None:
+    assert [item.key for item in line] == model
+    assert len(line) == len(model)
+    assert bool(line) == bool(model)
+    if model:
+        assert line.first().key == model[0]
+        assert line.last_key() == model[-1]
+
+
+OPERATIONS = st.lists(
+    st.tuples(
+        st.sampled_from(["join", "join last", "join first", "join all", "leave", "leave first"]),
+        st.integers(0, 10**6),
+    ),
+    max_size=300,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(OPERATIONS)
+def test_a_line_is_a_sorted_list(operations: list[tuple[str, int]]) -> None:
+    line: Line[Item] = EMPTY_LINE
+    model: list[int] = []
+    versions: list[tuple[Line[Item], list[int]]] = []
+    for operation, number in operations:
+        versions.append((line, list(model)))
+        if operation.startswith("join"):
+            if operation == "join all":
+                start = (model[-1] + 1) if model else 0
+                keys = list(range(start, start + number % 70))
+                line = line.joined_all(keys, [Item(key) for key in keys])
+                model += keys
+                _agree(line, model)
+                continue
+            key = {
+                "join": number,
+                "join last": (model[-1] + 1) if model else number,
+                "join first": (model[0] - 1) if model else number,
+            }[operation]
+            if key in model:
+                continue
+            line = line.joined(key, Item(key))
+            bisect.insort(model, key)
+        elif model:
+            if operation == "leave first":
+                count = number % (len(model) + 1)
+                line = line.without_first(count)
+                del model[:count]
+            else:
+                key = model[number % len(model)]
+                line = line.without(key)
+                model.remove(key)
+        _agree(line, model)
+    for old, seen in versions:  # every version is as it was made
+        _agree(old, seen)
+
+
+def test_rank_and_positions_are_the_lists() -> None:
+    draw = random.Random(7)
+    keys = sorted(draw.sample(range(10_000), 700))
+    line: Line[Item] = EMPTY_LINE
+    for key in draw.sample(keys, len(keys)):
+        line = line.joined(key, Item(key))
+    for _ in range(300):
+        probe = draw.randrange(-5, 10_005)
+        assert line.rank(probe) == bisect.bisect_left(keys, probe)
+    for position in range(len(keys)):
+        assert line.at(position).key == keys[position]
+    with pytest.raises(IndexError):
+        line.at(len(keys))
+    with pytest.raises(IndexError):
+        line.without_first(len(keys) + 1)
+
+
+def test_a_key_not_in_the_line_is_a_key_error() -> None:
+    line: Line[Item] = EMPTY_LINE.joined_all([1, 3, 5], [Item(1), Item(3), Item(5)])
+    for absent in (0, 2, 4, 6):
+        with pytest.raises(KeyError):
+            line.without(absent)
+    with pytest.raises(KeyError):
+        EMPTY_LINE.without(1)
+
+
+def test_an_item_that_leaves_is_let_go_at_once() -> None:
+    """No tombstone, nothing kept for a later compaction: once no line version that
+    holds an item is referenced, the item is free."""
+    draw = random.Random(3)
+    items = [Item(key) for key in range(500)]
+    line: Line[Item] = EMPTY_LINE.joined_all([item.key for item in items], items)
+    watched = [weakref.ref(item) for item in items]
+    leaving = draw.sample(range(500), 200)
+    del items
+    for key in leaving[:100]:
+        line = line.without(key)
+    line = line.without_first(50)  # the first 50 of those left
+    left = sorted(set(range(500)) - set(leaving[:100]))
+    gone = set(leaving[:100]) | set(left[:50])
+    gc.collect()
+    for key, ref in enumerate(watched):
+        assert (ref() is None) == (key in gone), key
+
+
+def test_repr_lists_the_items() -> None:
+    assert repr(EMPTY_LINE.joined(1, "a")) == "Line(['a'])"
