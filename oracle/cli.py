@@ -24,7 +24,7 @@ from returns.result import Failure
 
 from oracle import plots
 from oracle.bench.run import bench
-from oracle.bench.vllm_step import bench_vllm
+from oracle.bench.vllm_loop import bench_vllm_loop
 from oracle.checks.verify import level_of, out_folder_problem, parse_shard, verify
 from oracle.conformance.bounds import BoundsChoice
 from oracle.conformance.checks import CHECKS
@@ -232,8 +232,14 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--vllm",
         action="store_true",
-        help="instead: vLLM's real scheduler step, its own waiting queue against the drop-in"
-        " (needs vllm installed; exit 2 without it)",
+        help="instead: vLLM's real scheduler in the serving loop (arrivals, admissions and"
+        " finishes every step, collector on), its own waiting queue against the drop-in,"
+        " then the drain table (needs vllm installed; exit 2 without it)",
+    )
+    bench.add_argument(
+        "--loop-only",
+        action="store_true",
+        help="with --vllm: the serving loop only, not the drain table",
     )
     simulate = commands.add_parser(
         "simulate",
@@ -837,7 +843,12 @@ def main(
         return _command_verify(arguments, stdout, stderr)
     if arguments.command == "bench":
         if arguments.vllm:
-            return bench_vllm(arguments.quick, arguments.json, stdout, stderr)
+            return bench_vllm_loop(
+                arguments.quick, arguments.json, stdout, stderr, loop_only=arguments.loop_only
+            )
+        if arguments.loop_only:
+            stderr.write("policy-kernel bench: --loop-only needs --vllm\n")
+            return EXIT_BAD_INPUT
         return bench(arguments.quick, arguments.json, stdout, stderr)
     if arguments.command == "simulate":
         return simulate(
