@@ -58,29 +58,29 @@ class Arrivals:
     (['a', 'b'], False)
     """
 
-    __slots__ = ("_waiting",)
+    __slots__ = ("_waiting", "count")
 
     def __init__(self) -> None:
         self._waiting: list[tuple[str | int, dict[str, object], int, float]] = []
+        #: How many arrivals wait to be joined.
+        self.count = 0
 
     def __bool__(self) -> bool:
-        return bool(self._waiting)
-
-    def __len__(self) -> int:
-        return len(self._waiting)
+        return self.count > 0
 
     def add(
         self, identity: str | int, attributes: dict[str, object], serial: int, now: float
     ) -> int:
         """One more arrival, after the others; how many wait now."""
-        waiting = self._waiting
-        waiting.append((identity, attributes, serial, now))
-        return len(waiting)
+        self._waiting.append((identity, attributes, serial, now))
+        self.count += 1
+        return self.count
 
     def joined(self, queue: WaitingQueue, policy: QueuePolicy) -> WaitingQueue:
         """``queue`` with every arrival appended, in order; none is left."""
         made = queue.extend(policy, self._waiting)  # type: ignore[arg-type]
         self._waiting = []
+        self.count = 0
         if isinstance(made, Failure):  # the caller checked what the kernel checks
             raise RuntimeError(f"the queue refused an arrival it had taken: {made.failure()}")
         return made.unwrap()
@@ -108,7 +108,7 @@ class Admissions:
     def __init__(self, queue: WaitingQueue, policy: QueuePolicy) -> None:
         self._order: Iterator[Chosen] = queue.dispatched(policy, ANY_MOMENT)
         self._ahead: Chosen | None = None  # the next pair, once read
-        self._taken: list[WaitingEntry] = []
+        self._taken: list[Chosen] = []
         #: How many entries were taken.
         self.count = 0
 
@@ -133,10 +133,14 @@ class Admissions:
                 return None
         else:
             self._ahead = None
-        self._taken.append(chosen[0])
+        self._taken.append(chosen)
         self.count += 1
         return chosen
 
+    def taken(self) -> list[Chosen]:
+        """The entries taken, with their key values, in the order taken."""
+        return self._taken
+
     def removed(self, queue: WaitingQueue) -> WaitingQueue:
         """``queue`` (the version these were taken from) without the taken entries."""
-        return queue.without_each(self._taken)
+        return queue.without_each([entry for entry, _ in self._taken])

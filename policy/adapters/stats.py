@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -97,21 +97,7 @@ class AdmissionCounts:
         """Count one admission (``keys``: the key values it was selected by); whether
         the run's warning is due now (the caller logs it with :meth:`warn`, outside
         its lock)."""
-        kind: object
-        if entry.resumed:
-            kind = "resumed"
-        elif not keys:
-            kind = "fifo"
-        else:
-            first = keys[0]
-            kind = first if first == first else "nan"  # noqa: PLR0124 - NaNs hash apart: one class
-        counts = self._admissions
-        seen = counts.get(kind)
-        if seen is None:
-            if len(counts) >= MAX_CLASSES:
-                kind = "other"
-            seen = counts.get(kind, 0)
-        counts[kind] = seen + 1
+        kind = self._tallied(((entry, keys),))
         watched = self._watched
         if watched is None:
             return False
@@ -123,6 +109,37 @@ class AdmissionCounts:
         else:
             self._run = 0
         return False
+
+    @property
+    def watches_run(self) -> bool:
+        """Whether a class is watched (then each admission is counted as it happens,
+        so that the warning comes at its admission)."""
+        return self._watched is not None
+
+    def counted_all(self, admitted: Iterable[tuple[WaitingEntry, tuple[float, ...]]]) -> None:
+        """Count admissions, in order, none watched (no warning can be due)."""
+        self._tallied(admitted)
+
+    def _tallied(self, admitted: Iterable[tuple[WaitingEntry, tuple[float, ...]]]) -> object:
+        """Count each admission in its class (one loop for a chunk of them); the last
+        one's class."""
+        counts = self._admissions
+        kind: object = None
+        for entry, keys in admitted:
+            if entry.resumed:
+                kind = "resumed"
+            elif not keys:
+                kind = "fifo"
+            else:
+                first = keys[0]
+                kind = first if first == first else "nan"  # noqa: PLR0124 - NaNs hash apart: one class
+            seen = counts.get(kind)
+            if seen is None:
+                if len(counts) >= MAX_CLASSES:
+                    kind = "other"
+                seen = counts.get(kind, 0)
+            counts[kind] = seen + 1
+        return kind
 
     def warn(self) -> None:
         """Log the run of consecutive admissions of the watched class."""

@@ -14,7 +14,10 @@ may keep the one it has. Beside it:
   them. Its entries in the kernel carry only ids; a request leaves this map
   the moment it is popped or removed, so the queue never keeps a request that
   left it alive. ``len`` and ``bool`` (which vLLM asks on every admission)
-  read its size, and ``in`` looks an id up in it;
+  read its size, and ``in`` looks an id up in it. It is a
+  :class:`~policy.waiting.fast.identities.Shards`, not one dict: a dict of
+  N requests rebuilds its whole table every N / 2 adds or so (a 29 ms call at
+  100,000 waiting inside vLLM's loop);
 - the two batches of :mod:`policy.adapters.batches`: the arrivals not yet
   joined (one ``extend`` for up to :data:`~policy.adapters.batches.CHUNK`
   adds) and, under a policy whose selection reads no moment (``fcfs_queue``,
@@ -69,6 +72,7 @@ from policy.waiting import (
     selection_path,
     vllm_priority,
 )
+from policy.waiting.fast.identities import Shards
 from policy.waiting.numbers import shown
 
 __all__ = [
@@ -225,6 +229,7 @@ class WaitingRequestQueue(Generic[R]):
         "_attributes",
         "_bare",
         "_clock",
+        "_counted_later",
         "_counts",
         "_identity",
         "_lock",
@@ -291,9 +296,12 @@ class WaitingRequestQueue(Generic[R]):
             MappingProxyType(dict(class_names or {})),
             None if run_class is None else float(run_class),
         )
+        # batched admissions with no run to watch are counted when their chunk is
+        # removed, all at once (no warning can be due at a pop)
+        self._counted_later = self._timeless and not self._counts.watches_run
         self._lock = threading.Lock()
         self._queue = WaitingQueue()
-        self._requests: dict[str | int, R] = {}
+        self._requests: Shards[str | int, R] = Shards()
         self._arrivals = Arrivals()
         self._admissions: Admissions | None = None
         self._pin: tuple[WaitingEntry, tuple[float, ...]] | None = None
@@ -328,10 +336,12 @@ class WaitingRequestQueue(Generic[R]):
         joined (the caller holds the lock)."""
         admissions = self._admissions
         if admissions is not None:
-            if admissions:
+            if admissions.count:
                 self._queue = admissions.removed(self._queue)
+                if self._counted_later:
+                    self._counts.counted_all(admissions.taken())
             self._admissions = None
-        if self._arrivals:
+        if self._arrivals.count:
             self._queue = self._arrivals.joined(self._queue, self._policy)
         return self._queue
 
@@ -387,7 +397,7 @@ class WaitingRequestQueue(Generic[R]):
             self._pin = None
             now = self._clock()
             serial = self._serial
-            if plain and type(now) is float and identity not in self._requests:
+            if plain and type(now) is float and self._requests.added(identity, request):
                 # nothing the kernel could refuse: joined with the step's other arrivals
                 if self._arrivals.add(identity, attributes, serial, now) >= CHUNK:
                     self._settled()
@@ -396,7 +406,7 @@ class WaitingRequestQueue(Generic[R]):
                     self._policy, identity, attributes, serial=serial, now=now
                 )
                 self._queue = _accepted(made)
-            self._requests[identity] = request
+                self._requests[identity] = request
             self._serial = serial + 1
 
     def prepend_request(self, request: R) -> None:
@@ -438,17 +448,23 @@ class WaitingRequestQueue(Generic[R]):
         An empty queue is an ``IndexError``."""
         with self._lock:
             if self._timeless:
-                admissions = self._admitting()
+                admissions = self._admissions
+                if admissions is None or self._arrivals.count:
+                    admissions = self._admitting()
                 chosen = admissions.take()
+                if chosen is None:
+                    raise IndexError("pop from an empty waiting queue")
+                request = self._requests.pop(chosen[0].identity)
                 if admissions.count >= CHUNK:
                     self._settled()
+                if self._counted_later:
+                    return request  # counted when the chunk is removed (_settled)
             else:
                 chosen = self._pinned(take=True)
-            if chosen is None:
-                raise IndexError("pop from an empty waiting queue")
-            entry, keys = chosen
-            request = self._requests.pop(entry.identity)
-            warn = self._counts.counted(entry, keys)
+                if chosen is None:
+                    raise IndexError("pop from an empty waiting queue")
+                request = self._requests.pop(chosen[0].identity)
+            warn = self._counts.counted(chosen[0], chosen[1])
         if warn:
             self._counts.warn()
         return request
@@ -458,19 +474,23 @@ class WaitingRequestQueue(Generic[R]):
         add, prepend or remove (so the same request even if the clock moves). An
         empty queue is an ``IndexError``."""
         with self._lock:
-            chosen = self._admitting().next() if self._timeless else self._pinned(take=False)
+            if self._timeless:
+                admissions = self._admissions
+                if admissions is None or self._arrivals.count:
+                    admissions = self._admitting()
+                chosen = admissions.next()
+            else:
+                chosen = self._pinned(take=False)
             if chosen is None:
                 raise IndexError("peek from an empty waiting queue")
             return self._requests[chosen[0].identity]
 
     def _admitting(self) -> Admissions:
-        """The admissions of the held version, under a policy whose selection reads no
-        moment: its dispatch order is any moment's, so pops take it in turn; the
-        arrivals are joined first (the caller holds the lock)."""
-        admissions = self._admissions
-        if admissions is None or self._arrivals:
-            queue = self._settled()
-            admissions = self._admissions = Admissions(queue, self._policy)
+        """New admissions of the held version, its arrivals joined first, under a
+        policy whose selection reads no moment: its dispatch order is any moment's,
+        so pops take it in turn (the caller holds the lock)."""
+        queue = self._settled()
+        admissions = self._admissions = Admissions(queue, self._policy)
         return admissions
 
     def _pinned(self, take: bool) -> tuple[WaitingEntry, tuple[float, ...]] | None:
@@ -498,7 +518,7 @@ class WaitingRequestQueue(Generic[R]):
                 raise ValueError(f"request {_id_text(identity)}: is not waiting")
             queue = self._settled()
             self._queue = queue.without(queue.entry_of(identity))  # type: ignore[arg-type]
-            del self._requests[identity]
+            self._requests.pop(identity)
 
     def remove_requests(self, requests: Iterable[R]) -> None:
         """Remove every waiting request among ``requests``; the others are ignored
@@ -514,14 +534,14 @@ class WaitingRequestQueue(Generic[R]):
             queue = self._settled()
             self._queue = queue.without_each([queue.entry_of(identity) for identity in gone])  # type: ignore[misc]
             for identity in gone:
-                del waiting[identity]
+                waiting.pop(identity)
 
     def __bool__(self) -> bool:
         # vLLM asks on every admission, of both its queues: one dict's size, no lock
-        return bool(self._requests)
+        return self._requests.size > 0
 
     def __len__(self) -> int:
-        return len(self._requests)
+        return self._requests.size
 
     def __contains__(self, request: object) -> bool:
         """Whether a request with ``request``'s id is waiting (False for an object
@@ -583,6 +603,7 @@ class WaitingRequestQueue(Generic[R]):
         QueueStats(admissions={'short': 1, 'long': 1}, run_class='aged long', run=0, waiting=0)
         """
         with self._lock:
+            self._settled()  # counts the batched admissions not yet counted
             return self._counts.stats(waiting=len(self._requests))
 
 

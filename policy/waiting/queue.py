@@ -16,25 +16,28 @@ order. A version holds:
   ``fifo`` and ``scan``, key order under ``static`` keys, one line per class
   under ``lanes``. Used with another policy, the queue first lays its entries
   out again for that one (O(n log n), once);
-- ``identity -> entry`` for every waiting entry (an ``immutables.Map``: the
-  hash array mapped trie behind the standard library's ``contextvars``), so
-  that duplicates and removal by identity need no scan.
+- ``identity -> entry`` for every waiting entry, so that duplicates and
+  removal by identity need no scan: an
+  :class:`~policy.waiting.fast.identities.Identities` index, handed on from
+  each version to the version made from it (a version that handed it on
+  answers from a dict of its own, made when first asked).
 
 An entry that leaves is dropped from all three at once: a version never holds
 a request that left it, and no operation sweeps, compacts or rebuilds. Each
 operation is O(log n) (``len`` O(1)), but for positions in queue order under
-``static`` keys, which sort the entries by ticket (O(n log n)).
+``static`` keys, which sort the entries by ticket (O(n log n)), and the first
+identity look-up in, or the first version made from, a version that handed
+its index on (O(n), once).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import Any, Final, TypeAlias, cast
+from typing import Any, Final, cast
 
-from immutables import Map, MapMutation
 from returns.maybe import Maybe, Nothing, Some
 from returns.result import Failure, Result, Success
 
@@ -43,6 +46,7 @@ from policy.text import printable, quote, record_repr
 from policy.waiting.entry import ABSENT, AttributeValue, WaitingEntry, stored
 from policy.waiting.evaluate import NO_BUDGETS
 from policy.waiting.fast import Chosen, Index, KeyPlan, index_for, plan_of
+from policy.waiting.fast.identities import Identities
 from policy.waiting.fast.in_order import InOrder
 from policy.waiting.fast.line import EMPTY_LINE, Line
 from policy.waiting.numbers import as_float, is_number, shown
@@ -51,9 +55,6 @@ from policy.waiting.reference import Moment
 
 __all__ = ["QueueError", "WaitingQueue"]
 
-_NO_IDENTITIES: Final[Map[Any, Any]] = Map()
-#: Where a queue finds its waiting entries by identity: its map, or one being built.
-Identities: TypeAlias = Map[RequestId, WaitingEntry] | MapMutation[RequestId, WaitingEntry]
 #: Integers up to this in magnitude convert to a float without overflow (the rest
 #: take stored()'s conversion).
 _EXACT: Final = 2**1000
@@ -82,6 +83,7 @@ _NOT_A_REQUEST: Final = f"is not a request: a tuple ({_PARTS_TEXT})"
 _NOT_REQUESTS: Final = f"is not an iterable of requests, tuples ({_PARTS_TEXT})"
 #: The refusal of an identity that is_request_id refuses (append, requeue, remove).
 _NOT_AN_IDENTITY: Final = f"an identity must be {REQUEST_ID_RULE}"
+_ALREADY_WAITING: Final = "is already waiting"
 _NEVER_FITS: Final = (
     "could never fit, even in an empty pool; refused so that it cannot block the queue for ever"
 )
@@ -98,14 +100,20 @@ class WaitingQueue:
     """
 
     # A plain slotted class: a version is made per operation (0.2 µs; a frozen
-    # dataclass's __init__ costs 0.9 µs). No method assigns to a version it has
-    # handed out.
-    __slots__ = ("_back", "_by_identity", "_fresh", "_front", "_policy", "_resumed")
+    # dataclass's __init__ costs 0.9 µs). What a version answers never changes;
+    # only how it finds entries by identity does (_ids, _own: the module's
+    # theory of operation).
+    __slots__ = (
+        "_back", "_fresh", "_front", "_ids", "_own", "_policy", "_resumed", "_size", "_stamp",
+    )  # fmt: skip
 
     _policy: QueuePolicy | None
     _resumed: Line[WaitingEntry]
     _fresh: Index | None
-    _by_identity: Map[RequestId, WaitingEntry]
+    _ids: Identities | None
+    _stamp: int
+    _own: dict[RequestId, WaitingEntry] | None
+    _size: int
     _front: int
     _back: int
 
@@ -113,27 +121,74 @@ class WaitingQueue:
         self._policy = None  # the policy the fresh entries are held for: none yet
         self._resumed = EMPTY_LINE
         self._fresh = None  # no policy yet (so no entry either)
-        self._by_identity = _NO_IDENTITIES
+        self._ids = None  # no identity index: the first version made starts one
+        self._stamp = 0
+        self._own = None  # the entries by identity, made when first needed
+        self._size = 0
         self._front = -1  # the next resumed ticket
         self._back = 0  # the next fresh ticket
 
-    def _version(
+    def _version(  # noqa: PLR0917 - a version's fields, in one place
         self,
         resumed: Line[WaitingEntry],
         fresh: Index | None,
-        by_identity: Map[RequestId, WaitingEntry],
+        ids: Identities,
+        stamp: int,
+        size: int,
         front: int,
         back: int,
     ) -> WaitingQueue:
-        """A new version held for this one's policy."""
+        """A new version held for this one's policy, holding ``ids`` (handed on to
+        it at ``stamp``)."""
         version: WaitingQueue = object.__new__(WaitingQueue)
         version._policy = self._policy
         version._resumed = resumed
         version._fresh = fresh
-        version._by_identity = by_identity
+        version._ids = ids
+        version._stamp = stamp
+        version._own = None
+        version._size = size
         version._front = front
         version._back = back
         return version
+
+    # --- the identity index (policy.waiting.fast.identities) ---------------------
+
+    def _waiting(self, identity: RequestId) -> WaitingEntry | None:
+        """The waiting entry of ``identity`` (a request id), or None."""
+        ids, stamp = self._ids, self._stamp
+        if ids is not None and ids.held_by(stamp):
+            found = ids.entries.get(identity)
+            if ids.held_by(stamp):  # not handed on while it read
+                return found
+        return self._own_entries().get(identity)
+
+    def _own_entries(self) -> dict[RequestId, WaitingEntry]:
+        """This version's entries by identity in a dict of its own (made once)."""
+        own = self._own
+        if own is None:
+            own = self._own = {entry.identity: entry for entry in self}
+        return own
+
+    def _claimed(self) -> tuple[Identities, int]:
+        """An identity index holding this version's entries, to update for a version
+        made from it, and its stamp: this version's own, claimed, or a new one."""
+        ids, stamp = self._ids, self._stamp
+        if ids is not None and ids.claimed(stamp):
+            return ids, stamp
+        return Identities(self._own_entries().values()), 0
+
+    def _given_back(self, ids: Identities, stamp: int) -> None:
+        """``ids``, claimed by :meth:`_claimed` and unchanged, back to this version."""
+        if ids is self._ids:
+            ids.given_back(stamp)
+
+    def _handed_on(self, ids: Identities, stamp: int) -> int:
+        """``ids``, claimed by :meth:`_claimed` and updated, to the version made: its
+        stamp. This version answers from its own dict from now on."""
+        if ids is self._ids:
+            self._ids = None  # and lets go of the index: it holds later versions' entries
+        return ids.handed_on(stamp)
 
     def _held_for(self, policy: QueuePolicy) -> bool:
         """Whether the fresh entries are held for ``policy``: the very policy object
@@ -144,10 +199,10 @@ class WaitingQueue:
     # --- reading ------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._by_identity)
+        return self._size
 
     def __bool__(self) -> bool:
-        return len(self._by_identity) > 0
+        return self._size > 0
 
     def __iter__(self) -> Iterator[WaitingEntry]:
         fresh = self._fresh
@@ -189,11 +244,11 @@ class WaitingQueue:
         >>> WaitingQueue().entry_of("a") is None
         True
         """
-        # Only a request id can be waiting: a colliding hash makes the map call the
+        # Only a request id can be waiting: a colliding hash makes the dict call the
         # value's __eq__, which may raise (str and int ids always pass, without it).
         if type(identity) is not str and type(identity) is not int and not is_request_id(identity):
             return None
-        return self._by_identity.get(identity)
+        return self._waiting(identity)
 
     def index_of(self, identity: RequestId) -> Maybe[int]:
         """Where the request ``identity`` waits, if it does.
@@ -337,11 +392,15 @@ class WaitingQueue:
         queue = self._bound(policy)
         fresh = queue._fresh
         assert fresh is not None
+        ids, stamp = queue._claimed()
+        ids.entries[made.identity] = made
         return Success(
             queue._version(
                 queue._resumed,
                 fresh.joined(made),
-                queue._by_identity.set(made.identity, made),
+                ids,
+                queue._handed_on(ids, stamp),
+                queue._size + 1,
                 queue._front,
                 made.ticket + 1,
             )
@@ -372,11 +431,15 @@ class WaitingQueue:
         if isinstance(made, QueueError):
             return Failure(made)
         queue = self._bound(policy)
+        ids, stamp = queue._claimed()
+        ids.entries[made.identity] = made
         return Success(
             queue._version(
                 queue._resumed.joined(made.ticket, made),
                 queue._fresh,
-                queue._by_identity.set(made.identity, made),
+                ids,
+                queue._handed_on(ids, stamp),
+                queue._size + 1,
                 made.ticket - 1,
                 queue._back,
             )
@@ -421,49 +484,69 @@ class WaitingQueue:
         keyed = plan is not None and policy.timing == "enqueue" and bool(policy.keys)
         entries: list[WaitingEntry] = []
         ticket = queue._back
-        with queue._by_identity.mutate() as identities:
-            for request in requests:
-                if type(request) is tuple and len(request) == 4:
-                    identity, attributes, serial, now = request
-                    carried = None
-                elif type(request) is tuple and len(request) == 5:
-                    identity, attributes, serial, now, carried = request
-                else:
-                    return Failure(QueueError(cast(RequestId, request), _NOT_A_REQUEST))
-                values = _plain_values(order, attributes) if usual else None
-                made: WaitingEntry | QueueError
-                if (
-                    values is not None
-                    and (type(identity) is str or type(identity) is int)
-                    and type(serial) is int
-                    and type(now) is float
-                    and identity not in identities
-                ):
-                    assert plan is not None
-                    keys = plan.keys(values, serial, now, 0.0, NO_BUDGETS) if keyed else None
-                    made = WaitingEntry(
-                        identity, order, values, serial, now, False, keys, ticket, carried
-                    )
-                else:
-                    made = queue._entry(
-                        policy, identity, attributes, serial, now, ever_fits, carried, False,
-                        ticket=ticket, waiting=identities,
-                    )  # fmt: skip
-                    if isinstance(made, QueueError):
-                        return Failure(made)
-                identities[identity] = made
-                entries.append(made)
-                ticket += 1
-            if not entries:
-                return Success(self)
-            by_identity = identities.finish()
+        ids, stamp = queue._claimed()
+        waiting = ids.entries  # the batch joins it at the end, refusing duplicates then
+        refusal: QueueError | None = None
+        for request in requests:
+            if type(request) is tuple and len(request) == 4:
+                identity, attributes, serial, now = request
+                carried = None
+            elif type(request) is tuple and len(request) == 5:
+                identity, attributes, serial, now, carried = request
+            else:
+                refusal = QueueError(cast(RequestId, request), _NOT_A_REQUEST)
+                break
+            values: tuple[float | bool, ...] | None
+            if not usual:
+                values = None
+            elif not order and type(attributes) is dict and not attributes:
+                values = ()  # FIFO's usual request, without a call
+            else:
+                values = _plain_values(order, attributes)
+            made: WaitingEntry | QueueError
+            if (
+                values is not None
+                and (type(identity) is str or type(identity) is int)
+                and type(serial) is int
+                and type(now) is float
+            ):
+                assert plan is not None
+                keys = plan.keys(values, serial, now, 0.0, NO_BUDGETS) if keyed else None
+                # _make: the tuple without the keyword-parsing __new__ (0.30 µs
+                # against 0.45 per entry, measured)
+                made = WaitingEntry._make(
+                    (identity, order, values, serial, now, False, keys, ticket, carried)
+                )
+            else:
+                made = queue._entry(
+                    policy, identity, attributes, serial, now, ever_fits, carried, False,
+                    ticket=ticket, waiting=waiting,
+                )  # fmt: skip
+                if type(made) is not WaitingEntry:
+                    refusal = cast(QueueError, made)
+                    if is_request_id(identity) and identity in {e.identity for e in entries}:
+                        # an append would have found it waiting (its first check after the id)
+                        refusal = QueueError(identity, _ALREADY_WAITING)
+                    break
+            entries.append(made)
+            ticket += 1
+        clash = ids.joined(entries)
+        if clash >= 0:  # the first refused: a duplicate comes before a refusal that broke off
+            refusal = QueueError(entries[clash].identity, _ALREADY_WAITING)
+        elif refusal is not None:
+            ids.left(entries)
+        if refusal is not None or not entries:
+            queue._given_back(ids, stamp)
+            return Success(self) if refusal is None else Failure(refusal)
         fresh = queue._fresh
         assert fresh is not None
         return Success(
             queue._version(
                 queue._resumed,
                 fresh.joined_all(entries),
-                by_identity,
+                ids,
+                queue._handed_on(ids, stamp),
+                queue._size + len(entries),
                 queue._front,
                 entries[-1].ticket + 1,
             )
@@ -481,12 +564,12 @@ class WaitingQueue:
         resumed: bool,
         *,
         ticket: int | None = None,
-        waiting: Identities | None = None,
+        waiting: Container[RequestId] | None = None,
     ) -> WaitingEntry | QueueError:
         """The entry of a request joining this queue, laid out for ``policy``, or
         why it is refused (every way in). Every argument is checked here, first:
-        a ``Result`` never raises. ``waiting`` (extend's map, being built) says
-        which identities wait already."""
+        a ``Result`` never raises. ``waiting`` (extend's, being joined) says
+        which identities wait already (this queue's by default)."""
         # exact types first: each check runs for every request
         rules: object = policy
         if type(rules) is not QueuePolicy and not isinstance(rules, QueuePolicy):
@@ -497,8 +580,8 @@ class WaitingQueue:
             )
         if type(identity) is not str and type(identity) is not int and not is_request_id(identity):
             return QueueError(identity, _NOT_AN_IDENTITY)
-        if identity in (self._by_identity if waiting is None else waiting):
-            return QueueError(identity, "is already waiting")
+        if identity in waiting if waiting is not None else self._waiting(identity) is not None:
+            return QueueError(identity, _ALREADY_WAITING)
         given = cast(object, attributes)
         if type(given) is not dict and not isinstance(given, Mapping):
             return QueueError(identity, f"attributes must map names to values, not {shown(given)}")
@@ -551,19 +634,24 @@ class WaitingQueue:
         if fresh is not None and self._held_for(policy):
             if self._policy is policy:
                 return self
+            ids, stamp = self._claimed()
             rebound = self._version(
-                self._resumed, fresh, self._by_identity, self._front, self._back
-            )
+                self._resumed, fresh, ids, self._handed_on(ids, stamp), self._size,
+                self._front, self._back,
+            )  # fmt: skip
             rebound._policy = policy  # an equal policy: the same index, found by `is` from now on
             return rebound
         plan = plan_of(policy)
         # tickets are kept; each entry is laid out for the policy's compiled keys
         resumed = [_laid_out(plan, entry) for entry in self._resumed]
         fresh_entries = [_laid_out(plan, entry) for entry in self._fresh_entries()]
+        ids = Identities(chain(resumed, fresh_entries))
         rebuilt = self._version(
             EMPTY_LINE.joined_all([entry.ticket for entry in resumed], resumed),
             index_for(policy).joined_all(fresh_entries),
-            Map((entry.identity, entry) for entry in chain(resumed, fresh_entries)),
+            ids,
+            ids.handed_on(0),
+            self._size,
             self._front,
             self._back,
         )
@@ -592,8 +680,12 @@ class WaitingQueue:
         else:
             assert fresh is not None
             fresh = fresh.without(entry)
-        by_identity = self._by_identity.delete(entry.identity)
-        return self._version(resumed, fresh, by_identity, self._front, self._back)
+        ids, stamp = self._claimed()
+        ids.entries.pop(entry.identity)
+        return self._version(
+            resumed, fresh, ids, self._handed_on(ids, stamp), self._size - 1,
+            self._front, self._back,
+        )  # fmt: skip
 
     def without_each(self, entries: Iterable[WaitingEntry]) -> WaitingQueue:
         """This queue without every entry of ``entries`` (entries of this very queue,
@@ -611,15 +703,12 @@ class WaitingQueue:
         """
         leaving = list(entries)
         resumed, fresh = self._resumed, self._fresh
-        with self._by_identity.mutate() as identities:
-            for entry in leaving:
-                # _check_waiting, inline: once per entry of a step's admissions
-                if type(entry) is not WaitingEntry:
-                    raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
-                if identities.get(entry.identity) is not entry:
-                    raise KeyError(entry.ticket)
-                del identities[entry.identity]
-            by_identity = identities.finish()
+        ids, stamp = self._claimed()
+        stray = ids.left(leaving)
+        if stray >= 0:
+            self._given_back(ids, stamp)
+            self._check_waiting(leaving[stray])  # not an entry, or not one of this queue
+            raise KeyError(leaving[stray].ticket)  # an entry given twice
         fresh_leaving = [entry for entry in leaving if not entry.resumed]
         for entry in leaving:
             if entry.resumed:
@@ -627,7 +716,10 @@ class WaitingQueue:
         if fresh_leaving:
             assert fresh is not None
             fresh = fresh.without_all(fresh_leaving)
-        return self._version(resumed, fresh, by_identity, self._front, self._back)
+        return self._version(
+            resumed, fresh, ids, self._handed_on(ids, stamp), self._size - len(leaving),
+            self._front, self._back,
+        )  # fmt: skip
 
     def without_index(self, index: int) -> WaitingQueue:
         """This queue without the entry at ``index`` (which must exist), others in order.
@@ -650,13 +742,12 @@ class WaitingQueue:
             return Failure(QueueError(identity, "is not waiting"))
         return Success(self.without(entry))
 
-    def _check_waiting(self, entry: WaitingEntry, identities: Identities | None = None) -> None:
+    def _check_waiting(self, entry: WaitingEntry) -> None:
         """A ``TypeError`` for what is not an entry, a ``KeyError`` (its ticket) for an
         entry that does not wait in this very queue."""
         if type(entry) is not WaitingEntry:
             raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
-        waiting = (self._by_identity if identities is None else identities).get(entry.identity)
-        if waiting is not entry:
+        if self._waiting(entry.identity) is not entry:
             raise KeyError(entry.ticket)
 
 

@@ -343,3 +343,40 @@ def test_every_way_out_lets_go_of_what_an_entry_carries(policy_name: str) -> Non
     for identity, ref in enumerate(watched):
         assert (ref() is None) == (identity in gone), identity
     assert {entry.identity for entry in queue} == set(range(300)) - gone
+
+
+@pytest.mark.parametrize("policy_name", sorted(ONE_POLICY_PER_PATH))
+def test_an_old_version_keeps_alive_only_what_it_holds(policy_name: str) -> None:
+    """The identity index goes from each version to the one made from it: a version
+    kept while later ones come and go keeps its own entries, not theirs."""
+    queue, watched = _carrying(policy_name, 50)
+    policy = ONE_POLICY_PER_PATH[policy_name]
+    later, joined = queue, []
+    for serial in range(50, 60):
+        carried = Carried()
+        joined.append(weakref.ref(carried))
+        attributes = {"priority": 1, "arrival_time": 0.0, "prompt": 1, "immediate": False}
+        later = later.append(
+            policy, serial, attributes, serial=serial, now=0.0, carried=carried
+        ).unwrap()
+    assert queue.entry_of(55) is None
+    assert later.entry_of(55) is not None
+    del later, carried
+    gc.collect()
+    assert all(ref() is None for ref in joined)
+    assert all(ref() is not None for ref in watched)
+
+
+def test_a_version_made_while_another_is_being_made_from_it_is_its_own() -> None:
+    """Two threads making versions from one version at once, made deterministic: the
+    first has claimed the identity index (the private step the race interleaves)
+    when the second appends; the second must not share what the first changes."""
+    policy = fifo()
+    queue = WaitingQueue().extend(policy, [(i, {}, i, 0.0) for i in range(3)]).unwrap()
+    ids, _ = queue._claimed()  # internal: the first thread, between claim and update
+    later = queue.append(policy, 9, {}, serial=9, now=0.0).unwrap()
+    ids.entries.pop(0)  # the first thread's update: its entry 0 leaves
+    assert later.entry_of(0) is not None
+    assert later.entry_of(9) is not None
+    assert queue.entry_of(0) is not None
+    assert queue.entry_of(9) is None

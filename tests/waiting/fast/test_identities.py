@@ -1,0 +1,134 @@
+"""The identity index (policy/waiting/fast/identities.py): the same operations on
+the index and on plain dicts, compared; and every version of a queue answering
+by identity as if it held a map of its own, whichever version each new one is
+made from."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policy.waiting import WaitingQueue, fifo, static_priority
+from policy.waiting.fast.identities import SHARDS, Identities, Shards
+from policy.waiting.queue_policy import QueuePolicy
+
+KEYS = st.one_of(st.integers(-300, 300), st.text(max_size=3))
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["set", "added", "pop", "removed"]), KEYS, st.integers(0, 3))
+    )
+)
+def test_shards_answer_as_one_dict(operations: list[tuple[str, object, int]]) -> None:
+    shards: Shards[object, int] = Shards()
+    plain: dict[object, int] = {}
+    for operation, key, value in operations:
+        if operation == "set":
+            shards[key] = value
+            plain[key] = value
+        elif operation == "added":
+            assert shards.added(key, value) == (key not in plain)
+            plain.setdefault(key, value)
+        elif operation == "pop":
+            if key in plain:
+                assert shards.pop(key) == plain.pop(key)
+        elif plain.get(key, object()) == value:
+            # removed compares by identity: the very object the shard holds
+            assert shards.removed(key, shards[key])
+            del plain[key]
+        assert len(shards) == shards.size == len(plain)
+        assert bool(shards) == bool(plain)
+        assert (key in shards) == (key in plain)
+        assert shards.get(key) == plain.get(key)
+    assert sorted(map(repr, shards.values())) == sorted(map(repr, plain.values()))
+
+
+def test_shards_spread_integer_keys_over_every_shard() -> None:
+    shards: Shards[int, int] = Shards((key, key) for key in range(SHARDS * 4))
+    assert len(shards) == SHARDS * 4
+    assert all(shards[key] == key for key in range(SHARDS * 4))
+
+
+def test_the_index_goes_to_one_version_at_a_time() -> None:
+    index = Identities()
+    assert index.handed_on(0) == 1
+    assert index.held_by(1)
+    assert not index.claimed(0)  # the maker's stamp holds nothing
+    assert index.claimed(1)
+    assert not index.held_by(1)
+    assert not index.claimed(1)  # a second version made from the same one copies
+    index.given_back(1)
+    assert index.held_by(1)
+
+
+POLICIES = [fifo(), static_priority()]
+
+
+def _entries_by_id(queue: WaitingQueue) -> dict[object, object]:
+    return {entry.identity: entry for entry in queue}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(POLICIES),
+    st.lists(
+        st.tuples(
+            st.integers(0, 30),  # which existing version the next is made from
+            st.sampled_from(["append", "requeue", "extend", "without", "without_each"]),
+            st.integers(0, 7),  # an identity
+        ),
+        max_size=40,
+    ),
+)
+def test_every_version_answers_by_identity_as_its_own_map(
+    policy: QueuePolicy, operations: list[tuple[int, str, int]]
+) -> None:
+    """Each operation is applied to any version made so far (an older one too,
+    so that versions branch); afterwards every version still answers ``len``,
+    iteration and ``entry_of`` for its own entries, and refuses and accepts
+    duplicates as its own entries say."""
+    versions = [WaitingQueue()]
+    contents: list[dict[object, object]] = [{}]
+    serial = 0
+    for pick, operation, identity in operations:
+        source = versions[pick % len(versions)]
+        serial += 1
+        attributes = {"priority": identity % 3}
+        if operation in ("append", "requeue", "extend"):
+            if operation == "append":
+                made = source.append(policy, identity, attributes, serial=serial, now=0.0)
+            elif operation == "requeue":
+                made = source.requeue_preempted(
+                    policy, identity, attributes, serial=serial, now=0.0
+                )
+            else:
+                made = source.extend(
+                    policy,
+                    [
+                        (identity, attributes, serial, 0.0),
+                        (identity + 100, attributes, serial, 0.0),
+                    ],
+                )
+            waiting = set(_entries_by_id(source))
+            if identity in waiting or (operation == "extend" and identity + 100 in waiting):
+                assert str(made.failure()).endswith("is already waiting")
+                continue
+            version = made.unwrap()
+        else:
+            entry = source.entry_of(identity)
+            if entry is None:
+                continue
+            version = (
+                source.without(entry)
+                if operation == "without"
+                else source.without_each([entry, *[e for e in source if e is not entry][:1]])
+            )
+        versions.append(version)
+        contents.append(_entries_by_id(version))
+        for queue, content in zip(versions, contents, strict=True):
+            assert _entries_by_id(queue) == content  # iteration is unchanged
+            assert len(queue) == len(content)
+            for known in range(8):
+                for name in (known, known + 100):
+                    assert queue.entry_of(name) is content.get(name)
