@@ -7,6 +7,7 @@ pytest suite against the copy and reports which tests caught it.
 
     .venv/bin/python -m tests.mutants            # every mutant (a few minutes)
     .venv/bin/python -m tests.mutants -k skip    # mutants whose name contains "skip"
+    .venv/bin/python -m tests.mutants -k line --tests tests/waiting   # those tests only
     .venv/bin/python -m tests.mutants --verify   # policy-kernel verify --quick on each
                                                  # kernel mutant (about 20 s each)
 
@@ -192,8 +193,8 @@ MUTANTS = [
     Mutant(
         "static path selects from the last class",
         "policy/waiting/fast/key_order.py",
-        "entry = self.classes[self.order.first()].first()",
-        "entry = self.classes[self.order.at(len(self.order) - 1)].first()",
+        "run, rest, _ = self.classes[self.order.first()]",
+        "run, rest, _ = self.classes[self.order.at(len(self.order) - 1)]",
     ),
     Mutant(
         "scan path takes the first row",
@@ -230,12 +231,25 @@ MUTANTS = [
         "policy/waiting/fast/plan.py",
         '        if self.policy.timing == "enqueue":\n            stored = entry.enqueue_keys\n'
         "            if stored is not None:",
-        "        if False:\n            stored = entry.enqueue_keys\n            if stored is not None:",
+        "        if False:\n            stored = entry.enqueue_keys\n"
+        "            if stored is not None:",
+    ),
+    Mutant(
+        "an arrival out of key order joins its class's run",
+        "policy/waiting/fast/key_order.py",
+        "        if top is None or place > top:  # the usual: after the run's last",
+        "        if True:",
+    ),
+    Mutant(
+        "a dispatch position in a class bisected off by one",
+        "policy/waiting/fast/key_order.py",
+        "                low = taken + 1",
+        "                low = taken + 2",
     ),
     Mutant(
         "a class's arrivals joined out of key order",
         "policy/waiting/fast/key_order.py",
-        "if places == sorted(places) and (not line or places[0] > line.last_key()):",
+        "if places == sorted(places) and (top is None or places[0] > top):",
         "if True:",
     ),
     Mutant(
@@ -258,10 +272,16 @@ MUTANTS = [
     ),
     # the queue and its line
     Mutant(
-        "an entry that leaves stays in the identity map",
+        "an entry that leaves stays in the identity index",
         "policy/waiting/queue.py",
-        "        by_identity = self._by_identity.delete(entry.identity)\n",
-        "        by_identity = self._by_identity\n",
+        "        ids, stamp = self._claimed()\n        ids.entries.pop(entry.identity)\n",
+        "        ids, stamp = self._claimed()\n",
+    ),
+    Mutant(
+        "an older version takes its successor's identity index",
+        "policy/waiting/queue.py",
+        "        if ids is not None and ids.claimed(stamp):\n",
+        "        if ids is not None:\n",
     ),
     Mutant(
         "a merged branch loses its separator",
@@ -363,7 +383,7 @@ def _mutated_tree(mutant: Mutant, scratch: Path) -> Path:
     shutil.copytree(
         ROOT,
         tree,
-        ignore=shutil.ignore_patterns(".venv", ".git", "*_cache", ".hypothesis", "__pycache__"),
+        ignore=shutil.ignore_patterns(".venv*", ".git", "*_cache", ".hypothesis", "__pycache__"),
     )
     target = tree / mutant.file
     text = target.read_text()
@@ -380,10 +400,11 @@ def _run(tree: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run_mutant(mutant: Mutant, scratch: Path) -> list[str]:
-    """The tests that fail with ``mutant`` applied (empty: it survived)."""
+def run_mutant(mutant: Mutant, scratch: Path, tests: list[str]) -> list[str]:
+    """The tests (of ``tests``, or all) that fail with ``mutant`` applied (empty: it
+    survived)."""
     tree = _mutated_tree(mutant, scratch)
-    done = _run(tree, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-rf")
+    done = _run(tree, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-rf", *tests)
     return sorted(
         {
             line.split()[1].split("[")[0]
@@ -425,6 +446,13 @@ def main() -> int:
         " (policy/ only) with a counterexample that replays, instead of running pytest",
     )
     parser.add_argument("--level", default="quick", choices=["quick", "default", "deep"])
+    parser.add_argument(
+        "--tests",
+        nargs="*",
+        default=[],
+        help="run only these test paths against each mutant (a quicker first look; the"
+        " whole suite by default)",
+    )
     arguments = parser.parse_args()
     chosen = [m for m in MUTANTS if arguments.k in m.name]
     if arguments.verify:
@@ -443,7 +471,7 @@ def main() -> int:
                     else "caught, counterexample replays"
                 )
             else:
-                caught = run_mutant(mutant, Path(scratch))
+                caught = run_mutant(mutant, Path(scratch), arguments.tests)
                 survivors += not caught
                 verdict = (
                     f"caught by {len(caught)}: {', '.join(caught[:3])}" if caught else "SURVIVED"

@@ -48,6 +48,20 @@ def _snapshot(queue: WaitingQueue, policy: QueuePolicy) -> tuple[object, ...]:
     )
 
 
+def _extended_as_appended(
+    queue: WaitingQueue, policy: QueuePolicy, batch: list[Any]
+) -> WaitingQueue:
+    """``queue`` extended by ``batch``, checked against one ``append`` per request."""
+    one_by_one = queue
+    for identity, attributes, serial, now in batch:
+        one_by_one = one_by_one.append(
+            policy, identity, attributes, serial=serial, now=now
+        ).unwrap()
+    extended = queue.extend(policy, batch).unwrap()
+    assert _snapshot(extended, policy) == _snapshot(one_by_one, policy)
+    return extended
+
+
 @pytest.mark.parametrize("name", sorted(POLICIES))
 @pytest.mark.parametrize("seed", range(4))
 def test_extend_is_repeated_append(name: str, seed: int) -> None:
@@ -67,14 +81,7 @@ def test_extend_is_repeated_append(name: str, seed: int) -> None:
             clock += draw.choice((0.5, 1.0, 0.0))
             batch.append((f"r{serial}", _attributes(draw, clock), serial, clock))
             serial += 1
-        one_by_one = queue
-        for identity, attributes, at_serial, now in batch:
-            one_by_one = one_by_one.append(
-                policy, identity, attributes, serial=at_serial, now=now
-            ).unwrap()
-        extended = queue.extend(policy, batch).unwrap()
-        assert _snapshot(extended, policy) == _snapshot(one_by_one, policy)
-        queue = extended
+        queue = _extended_as_appended(queue, policy, batch)
 
 
 @pytest.mark.parametrize(
@@ -109,6 +116,21 @@ def _one_by_one(queue: WaitingQueue, policy: QueuePolicy, batch: list[Any]) -> W
             return str(made.failure())
         queue = made.unwrap()
     return queue
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_batch_out_of_key_order_joins_as_appends_do(seed: int) -> None:
+    # Arrivals of one priority class out of time order, in a batch and after it:
+    # the static path keeps those apart from the class's in-order run.
+    policy, draw = POLICIES["static"], random.Random(seed)
+    queue, serial = WaitingQueue(), 0
+    for _ in range(5):
+        batch = []
+        for _ in range(draw.randrange(1, 8)):
+            attributes = {"priority": draw.randrange(2), "arrival_time": draw.uniform(0.0, 9.0)}
+            batch.append((f"r{serial}", attributes, serial, 0.0))
+            serial += 1
+        queue = _extended_as_appended(queue, policy, batch)
 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
