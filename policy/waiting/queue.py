@@ -46,7 +46,7 @@ from policy.text import printable, quote, record_repr
 from policy.waiting.entry import ABSENT, AttributeValue, WaitingEntry, stored
 from policy.waiting.evaluate import NO_BUDGETS
 from policy.waiting.fast import Chosen, Index, KeyPlan, index_for, plan_of
-from policy.waiting.fast.identities import Identities
+from policy.waiting.fast.identities import Identities, Unindexed
 from policy.waiting.fast.in_order import InOrder
 from policy.waiting.fast.line import EMPTY_LINE, Line
 from policy.waiting.numbers import as_float, is_number, shown
@@ -83,6 +83,8 @@ _NOT_A_REQUEST: Final = f"is not a request: a tuple ({_PARTS_TEXT})"
 _NOT_REQUESTS: Final = f"is not an iterable of requests, tuples ({_PARTS_TEXT})"
 #: The refusal of an identity that is_request_id refuses (append, requeue, remove).
 _NOT_AN_IDENTITY: Final = f"an identity must be {REQUEST_ID_RULE}"
+#: The stamp of a version that handed its identity index on.
+_HANDED_ON: Final = -1
 _ALREADY_WAITING: Final = "is already waiting"
 _NEVER_FITS: Final = (
     "could never fit, even in an empty pool; refused so that it cannot block the queue for ever"
@@ -132,19 +134,19 @@ class WaitingQueue:
         self,
         resumed: Line[WaitingEntry],
         fresh: Index | None,
-        ids: Identities,
+        ids: Identities | Unindexed,
         stamp: int,
         size: int,
         front: int,
         back: int,
     ) -> WaitingQueue:
         """A new version held for this one's policy, holding ``ids`` (handed on to
-        it at ``stamp``)."""
+        it at ``stamp``; a branch holds none)."""
         version: WaitingQueue = object.__new__(WaitingQueue)
         version._policy = self._policy
         version._resumed = resumed
         version._fresh = fresh
-        version._ids = ids
+        version._ids = ids if type(ids) is Identities else None
         version._stamp = stamp
         version._own = None
         version._size = size
@@ -170,24 +172,29 @@ class WaitingQueue:
             own = self._own = {entry.identity: entry for entry in self}
         return own
 
-    def _claimed(self) -> tuple[Identities, int]:
+    def _claimed(self) -> tuple[Identities | Unindexed, int]:
         """An identity index holding this version's entries, to update for a version
-        made from it, and its stamp: this version's own, claimed, or a new one."""
+        made from it, and its stamp: this version's own, claimed; none for a branch
+        (this version handed its index on, or another version is being made from it
+        now); else a new one, for a line that starts here."""
         ids, stamp = self._ids, self._stamp
         if ids is not None and ids.claimed(stamp):
             return ids, stamp
+        if ids is not None or stamp == _HANDED_ON:
+            return Unindexed(self._own_entries()), 0
         return Identities(self._own_entries().values()), 0
 
-    def _given_back(self, ids: Identities, stamp: int) -> None:
+    def _given_back(self, ids: Identities | Unindexed, stamp: int) -> None:
         """``ids``, claimed by :meth:`_claimed` and unchanged, back to this version."""
         if ids is self._ids:
             ids.given_back(stamp)
 
-    def _handed_on(self, ids: Identities, stamp: int) -> int:
+    def _handed_on(self, ids: Identities | Unindexed, stamp: int) -> int:
         """``ids``, claimed by :meth:`_claimed` and updated, to the version made: its
         stamp. This version answers from its own dict from now on."""
         if ids is self._ids:
             self._ids = None  # and lets go of the index: it holds later versions' entries
+            self._stamp = _HANDED_ON  # versions made from it from now on are branches
         return ids.handed_on(stamp)
 
     def _held_for(self, policy: QueuePolicy) -> bool:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 
 import pytest
 from hypothesis import settings
@@ -20,6 +23,7 @@ from policy.waiting import (
     Blocked,
     Moment,
     QueueEmpty,
+    QueuePolicy,
     WaitingEntry,
     WaitingQueue,
     ascend_fcfs_lanes,
@@ -365,6 +369,47 @@ def test_an_old_version_keeps_alive_only_what_it_holds(policy_name: str) -> None
     gc.collect()
     assert all(ref() is None for ref in joined)
     assert all(ref() is not None for ref in watched)
+
+
+def _calls_of(make: Callable[[], object]) -> int:
+    """The Python and C function calls ``make()`` makes (deterministic, no clock)."""
+    counted = [0]
+
+    def count(_frame: FrameType, event: str, _arg: object) -> None:
+        if event in ("call", "c_call"):
+            counted[0] += 1
+
+    sys.setprofile(count)
+    try:
+        make()
+    finally:
+        sys.setprofile(None)
+    return counted[0]
+
+
+def _most_calls_of_a_branch(policy: QueuePolicy, size: int) -> int:
+    """The most calls one version made from a version of ``size`` entries costs, once
+    that version handed its identity index on and made its own dict."""
+    attributes = {"priority": 1, "arrival_time": 0.0, "prompt": 1, "immediate": False}
+    requests = [(i, attributes, i, float(i)) for i in range(size)]
+    queue = WaitingQueue().extend(policy, requests).unwrap()
+    queue.append(policy, -1, attributes, serial=-1, now=0.0).unwrap()  # hands the index on
+    first = queue.entry_of(0)  # and a look-up: its own dict, made once
+    assert first is not None
+    return max(
+        _calls_of(lambda: queue.append(policy, -2, attributes, serial=-2, now=0.0)),
+        _calls_of(lambda: queue.without(first)),
+        _calls_of(lambda: queue.extend(policy, [(-3, attributes, -3, 0.0)])),
+    )
+
+
+@pytest.mark.parametrize("policy_name", sorted(ONE_POLICY_PER_PATH))
+def test_versions_made_again_and_again_from_one_version_copy_nothing(policy_name: str) -> None:
+    """A host trying alternatives makes many versions from one: each costs no copy of
+    the N entries, the same work at N and at 16 N."""
+    policy = ONE_POLICY_PER_PATH[policy_name]
+    small, large = (_most_calls_of_a_branch(policy, size) for size in (500, 8_000))
+    assert large <= 1.7 * small + 50, (small, large)
 
 
 def test_a_version_made_while_another_is_being_made_from_it_is_its_own() -> None:

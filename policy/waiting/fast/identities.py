@@ -8,9 +8,12 @@ hands it on to the version made from it, which updates it in place: a join or
 a leave is one dict operation, and allocates nothing the collector has to
 visit. A version that no longer holds the index (one that handed it on, or
 any version a second one is made from) answers from a dict of its own, made
-from its entries when it is first asked, O(n) once, and a version made from
-it starts a new index, O(n) once. Every version answers as if it held a map of
-its own: the index is invisible at the queue's interface.
+from its entries when it is first asked, O(n) once. A version made from it (a
+*branch*) gets no index (:class:`Unindexed`: its checks read that dict), and
+makes one of its own, O(n) once, only if a version is made from it in turn:
+making versions again and again from one version costs no copy each time.
+Every version answers as if it held a map of its own: the index is invisible
+at the queue's interface.
 
 Why not a persistent map: an ``immutables.Map`` copies the path of each update,
 about 70 references per join or leave at 100,000 waiting, and each new node is
@@ -22,7 +25,7 @@ vLLM's own; with the identity updates left out it was 1.2x
 Who holds the index is a *stamp*: the holder's number, a key of
 ``Identities._holder``. Handing on takes the stamp out with one ``dict.pop``, a
 single operation under any interpreter, so of two versions made from the
-holder at once, only one gets the index (the other copies); readers check the
+holder at once, only one gets the index (the other is a branch); readers check the
 stamp before and after they read, so a read that overlapped a hand-over is
 made again from the reader's own dict.
 
@@ -34,14 +37,14 @@ dicts chosen by the key's hash rebuild N / :data:`SHARDS` entries at a time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Final, Generic, TypeVar
 
 from policy.identity import RequestId
 from policy.waiting.entry import WaitingEntry
 
-__all__ = ["SHARDS", "Identities", "Shards"]
+__all__ = ["SHARDS", "Identities", "Shards", "Unindexed"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -200,3 +203,71 @@ class Identities:
     def given_back(self, stamp: int) -> None:
         """The claimed index, unchanged, back to the version with ``stamp``."""
         self._holder[stamp] = None
+
+
+class Unindexed:
+    """In place of an index, for a version made from one that handed its index on: a
+    *branch*, as when versions are made again and again from one version (a host
+    trying alternatives). The new version gets no index (a copy would cost O(n)
+    each time); the checks read the old version's own dict, and the new version
+    makes an index of its own only when it is itself made from (a line starts
+    there), once.
+
+    >>> from policy.waiting.entry import make_entry
+    >>> a = make_entry("a", {}, 0, 0.0)
+    >>> branch = Unindexed({"a": a})
+    >>> branch.joined([make_entry("b", {}, 1, 0.0), a]), branch.left([a]), "a" in branch.entries
+    (1, -1, True)
+    """
+
+    __slots__ = ("_base", "entries")
+
+    def __init__(self, base: Mapping[RequestId, WaitingEntry]) -> None:
+        self._base = base
+        #: The old version's entries, read; what a new version would write, ignored.
+        self.entries = _ReadOnly(base)
+
+    def joined(self, entries: Sequence[WaitingEntry]) -> int:
+        """As :meth:`Identities.joined`, storing nothing."""
+        seen: set[RequestId] = set()
+        for position, entry in enumerate(entries):
+            identity = entry.identity
+            if identity in self._base or identity in seen:
+                return position
+            seen.add(identity)
+        return -1
+
+    def left(self, entries: Sequence[object]) -> int:
+        """As :meth:`Identities.left`, storing nothing."""
+        seen: set[RequestId] = set()
+        for position, entry in enumerate(entries):
+            if (
+                type(entry) is not WaitingEntry
+                or self._base.get(entry.identity) is not entry
+                or entry.identity in seen
+            ):
+                return position
+            seen.add(entry.identity)
+        return -1
+
+    def handed_on(self, stamp: int) -> int:  # noqa: ARG002 - as Identities.handed_on
+        """Nothing to hand on: the new version has no index (stamp 0)."""
+        return 0
+
+
+class _ReadOnly:
+    """A version's entries by identity, read; writes ignored (see :class:`Unindexed`)."""
+
+    __slots__ = ("_base",)
+
+    def __init__(self, base: Mapping[RequestId, WaitingEntry]) -> None:
+        self._base = base
+
+    def __contains__(self, identity: object) -> bool:
+        return identity in self._base
+
+    def __setitem__(self, identity: RequestId, entry: WaitingEntry) -> None:
+        pass
+
+    def pop(self, identity: RequestId) -> None:
+        pass
