@@ -324,7 +324,9 @@ class WaitingRequestQueue(Generic[R]):
     def snapshot(self) -> WaitingQueue:
         """The current version of the kernel queue (it never changes), for running
         the kernel's own functions on it (``select_waiting``, ...). Its entries
-        carry no request: look requests up by id in the queue (``in``)."""
+        carry no request: look requests up by id in the queue (``in``). Reading
+        it costs nothing; making a new version from it takes the identity index
+        with it, so this queue's next call builds its own, O(n) once."""
         with self._lock:
             return self._settled()
 
