@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from oracle.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from oracle.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 
 TIMEOUT = 60
 

@@ -39,6 +39,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import oracle.cli
+import oracle.harness.replay_files
 import oracle.harness.scenarios
 from oracle.cli import main
 from oracle.conformance.wire import MAX_DEPTH, WireError, read_line
@@ -382,7 +383,7 @@ def test_the_invariant_fails_on_a_broken_command(
         def broken(*_: object) -> object:
             raise ZeroDivisionError("a kernel bug")
 
-        monkeypatch.setattr(oracle.cli, "_replay", broken)
+        monkeypatch.setattr(oracle.harness.replay_files, "replay_scenario", broken)
     elif breakage == "two-line refusal":
         monkeypatch.setattr(
             oracle.harness.scenarios.ScenarioError, "__str__", lambda _: "bad\npolicy-kernel: x"
@@ -393,7 +394,7 @@ def test_the_invariant_fails_on_a_broken_command(
             while True:
                 pass
 
-        monkeypatch.setattr(oracle.cli, "_replay", endless)
+        monkeypatch.setattr(oracle.harness.replay_files, "replay_scenario", endless)
         monkeypatch.setitem(globals(), "TIME_LIMIT", 0.5)
     with pytest.raises((AssertionError, _TooSlow)):
         check_invariant(tmp_path / "case.json", data, as_json=False)

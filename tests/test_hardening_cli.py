@@ -20,6 +20,8 @@ import pytest
 from returns.result import Success
 
 import oracle.cli
+import oracle.harness.render
+import oracle.harness.replay_files
 import oracle.harness.scenarios
 from oracle.cli import EXIT_BROKEN_PIPE, main
 from oracle.harness.rotation_replay import replay_rotation
@@ -97,7 +99,7 @@ def test_a_crash_in_one_scenario_is_its_one_line_and_the_rest_still_replay(
     boom = write(tmp_path, rotation_doc("boom"), "b.json")
     write(tmp_path, rotation_doc("three"), "c.json")
     error = RuntimeError("boom\npolicy-kernel: forged")
-    monkeypatch.setattr(oracle.cli, "replay_rotation", _raising_for("boom", error))
+    monkeypatch.setattr(oracle.harness.render, "replay_rotation", _raising_for("boom", error))
     status, out, err = replay(str(tmp_path))
     assert status == 2  # not 1: a file the harness cannot replay is a bad file
     assert one_line(err) == (
@@ -133,7 +135,7 @@ def test_a_crash_half_way_through_a_table_prints_no_part_of_it(
     def format_grant_log(_grants: object) -> str:  # called after the table's first line
         raise KeyError("grants")
 
-    monkeypatch.setattr(oracle.cli, "format_grant_log", format_grant_log)
+    monkeypatch.setattr(oracle.harness.render, "format_grant_log", format_grant_log)
     status, out, err = replay(str(path))
     assert status == 2
     assert "half" not in out
@@ -150,7 +152,9 @@ def test_an_error_that_cannot_be_shown_is_named_by_its_type(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write(tmp_path, rotation_doc("boom"))
-    monkeypatch.setattr(oracle.cli, "replay_rotation", _raising_for("boom", _Unprintable()))
+    monkeypatch.setattr(
+        oracle.harness.render, "replay_rotation", _raising_for("boom", _Unprintable())
+    )
     status, _, err = replay(str(path))
     assert status == 2
     assert one_line(err).endswith("cannot replay: internal error: _Unprintable")
@@ -159,7 +163,7 @@ def test_an_error_that_cannot_be_shown_is_named_by_its_type(
 def test_a_long_error_text_is_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, rotation_doc("boom"))
     error = RuntimeError("x" * 10_000)
-    monkeypatch.setattr(oracle.cli, "replay_rotation", _raising_for("boom", error))
+    monkeypatch.setattr(oracle.harness.render, "replay_rotation", _raising_for("boom", error))
     status, _, err = replay(str(path))
     assert status == 2
     assert one_line(err).endswith("x... (10,014 characters)")  # policy.text.cut's rule
@@ -168,7 +172,9 @@ def test_a_long_error_text_is_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_an_interrupt_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, rotation_doc("boom"))
-    monkeypatch.setattr(oracle.cli, "replay_rotation", _raising_for("boom", KeyboardInterrupt()))
+    monkeypatch.setattr(
+        oracle.harness.render, "replay_rotation", _raising_for("boom", KeyboardInterrupt())
+    )
     with pytest.raises(KeyboardInterrupt):
         replay(str(path))
 
@@ -193,7 +199,7 @@ def test_a_result_that_is_not_json_is_a_bug_reported_on_one_line(
     def rotation_result(_run: object) -> Verdict:
         return Verdict({"name": "t", "kind": "rotation", "finished_at": value}, None)
 
-    monkeypatch.setattr(oracle.cli, "rotation_result", rotation_result)
+    monkeypatch.setattr(oracle.harness.render, "rotation_result", rotation_result)
     status, out, err = replay("--json", str(path))
     assert status == 2
     assert out == ""  # never "Infinity", "NaN" or part of a line on stdout
@@ -210,7 +216,7 @@ def test_an_id_of_5001_digits_prints_in_a_table(
     assert isinstance(scenario, RotationScenario)
     huge = dataclasses.replace(scenario.requests[0], id=10**5000)
     built = dataclasses.replace(scenario, requests=(huge, *scenario.requests[1:]))
-    monkeypatch.setattr(oracle.cli, "load_scenario", lambda _path: Success(built))
+    monkeypatch.setattr(oracle.harness.replay_files, "load_scenario", lambda _path: Success(built))
     status, out, err = replay(str(path))
     assert (status, err) == (0, "")
     assert "(a 5001-digit integer,2)" in out
@@ -626,7 +632,9 @@ def test_the_summary_counts_every_file(tmp_path: Path, monkeypatch: pytest.Monke
     write(tmp_path, rotation_doc("unchecked"), "3.json")
     write(tmp_path, rotation_doc(budget=-1), "4.json")
     write(tmp_path, rotation_doc("boom"), "5.json")
-    monkeypatch.setattr(oracle.cli, "replay_rotation", _raising_for("boom", RuntimeError()))
+    monkeypatch.setattr(
+        oracle.harness.render, "replay_rotation", _raising_for("boom", RuntimeError())
+    )
     status, out, err = replay(str(tmp_path))
     assert status == 2  # a bad file outranks a failed expectation
     assert err.count("\n") == 2
