@@ -76,22 +76,22 @@ MUTANTS = [
     Mutant(
         "public expiry off by one",
         "policy/rotation/decisions.py",
-        "return _expired(slices_in_grant, budget, backlog_pending)",
-        "return _expired(slices_in_grant - 1, budget, backlog_pending)",
+        "return grant_expired(slices_in_grant, budget, backlog_pending)",
+        "return grant_expired(slices_in_grant - 1, budget, backlog_pending)",
         not_replayable="scenarios reach the expiry only through the protocol's body",
     ),
     Mutant(
         "public backlog cap ignores the budget",
         "policy/rotation/decisions.py",
-        "return _admits(backlog_len, budget)",
-        "return _admits(backlog_len, 1)",
+        "return backlog_has_room(backlog_len, budget)",
+        "return backlog_has_room(backlog_len, 1)",
         not_replayable="scenarios reach the backlog cap only through the protocol's body",
     ),
     Mutant(
         "public alternation ignores idle classic work",
         "policy/rotation/decisions.py",
-        "return _takes_tick(yielded, others_have_work)",
-        "return _takes_tick(yielded, True)",
+        "return takes_tick(yielded, others_have_work)",
+        "return takes_tick(yielded, True)",
         not_replayable="scenarios reach the alternation only through the protocol's body",
     ),
     Mutant(
@@ -112,8 +112,8 @@ MUTANTS = [
     Mutant(
         "missing skip increment",
         "policy/rotation/backlog.py",
-        "skipped = entry.skipped + 1",
-        "skipped = entry.skipped",
+        "replace(entry, skipped=entry.skipped + 1)",
+        "replace(entry, skipped=entry.skipped)",
     ),
     Mutant(
         "skip count kept on re-entry",
@@ -127,8 +127,8 @@ MUTANTS = [
     Mutant(
         "admission slice 0 checked",
         "policy/rotation/protocol.py",
-        "if in_flight is not _ADMISSION_SLICE0 and _expired(",
-        "if _expired(",
+        "if job.in_flight is not SliceKind.ADMISSION_SLICE0 and expired:",
+        "if expired:",
     ),
     Mutant(
         "second direct admission in one tick",
@@ -139,47 +139,47 @@ MUTANTS = [
     Mutant(
         "park without contention",
         "policy/rotation/protocol.py",
-        "_expired(slices, job.budget, bool(entries))",
-        "_expired(slices, job.budget, True)",
+        "grant_expired(slices, job.budget, bool(state.backlog.entries))",
+        "grant_expired(slices, job.budget, True)",
     ),
     Mutant(
         "mlxcel direct admission sets yielded",
         "policy/rotation/protocol.py",
-        "state.profile is _SEED,  # mlxcel's Prefill arm clears the flag after it",
-        "True,",
+        "yielded=state.profile is RulesProfile.SEED,  # mlxcel's Prefill arm clears it",
+        "yielded=True,",
     ),
     Mutant(
         "mlxcel empty promotion gives the tick away",
         "policy/rotation/protocol.py",
-        "if state.profile is not _SEED:",
+        "if state.profile is not RulesProfile.SEED:",
         "if False:",
     ),
     Mutant(
         "cancelled no-op slice not counted",
         "policy/rotation/protocol.py",
-        "(_grant_end(request, slices_in_grant + 1, False),)",
-        "(_grant_end(request, slices_in_grant, False),)",
+        "grants=(GrantEnd(request=request, slices=slices_in_grant + 1, parked=False),),",
+        "grants=(GrantEnd(request=request, slices=slices_in_grant, parked=False),),",
     ),
     Mutant(
         "declined waiter aborted",
         "policy/rotation/protocol.py",
-        "ended += (_ended(request, _ROUTED_CLASSIC),)",
-        "ended += (_ended(request, _ABORTED),)",
+        "ended += (Ended(request=request, ending=Ending.ROUTED_CLASSIC),)",
+        "ended += (Ended(request=request, ending=Ending.ABORTED),)",
     ),
     Mutant(
         "budget read every round",
         "policy/rotation/protocol.py",
-        "_job(request, active.lane, active.slices_in_grant, active.budget, _ROUND, False)",
-        "_job(request, active.lane, active.slices_in_grant, event.budget, _ROUND, False)",
+        "job = replace(active, in_flight=SliceKind.ROUND)",
+        "job = replace(active, in_flight=SliceKind.ROUND, budget=event.budget)",
     ),
     Mutant(
         "declined verdict applied to parked jobs",
         "policy/rotation/protocol.py",
-        "            kind, branch = _ROUND, _PARKED_PROMOTION\n",
-        "            kind, branch = _ROUND, _PARKED_PROMOTION\n"
+        "            kind, branch = SliceKind.ROUND, Branch.PARKED_PROMOTION\n",
+        "            kind, branch = SliceKind.ROUND, Branch.PARKED_PROMOTION\n"
         "            if request in event.declined:\n"
-        "                branches += _DECLINED_WAITER\n"
-        "                ended += (_ended(request, _ROUTED_CLASSIC),)\n"
+        "                branches += (Branch.DECLINED_WAITER,)\n"
+        "                ended += (Ended(request=request, ending=Ending.ROUTED_CLASSIC),)\n"
         "                continue\n",
     ),
     # waiting selection: the fast paths, one per path and more (the plain definition

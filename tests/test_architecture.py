@@ -87,29 +87,10 @@ def test_each_contract_fails_on_a_deliberate_bad_import(tmp_path: Path, contract
 
 PACKAGES = ("policy", "oracle")
 
-#: The private names still used across modules, each (using file, module, name).
-#: These files belong to others right now (issue 16, part 1): their owners make
-#: each name public in its module (the suggested name after each entry), switch
-#: the import, and delete the entry. An entry that no longer occurs fails the test
-#: below, so the list can only shrink; add nothing to it.
-ALLOWED_PRIVATE_USES: frozenset[tuple[str, str, str]] = frozenset(
-    {
-        # the TypeError of is_whole -> require_whole
-        ("policy/rotation/backlog.py", "policy.rotation.decisions", "_whole"),
-        # next_grant_index's rule, without its checks and its Maybe -> grant_position
-        ("policy/rotation/backlog.py", "policy.rotation.decisions", "_grant_position"),
-        # BacklogEntry(...) without the field checks -> trusted_entry
-        ("policy/rotation/protocol.py", "policy.rotation.backlog", "_entry"),
-        # GrantBacklog(entries) without the field checks -> trusted_backlog
-        ("policy/rotation/protocol.py", "policy.rotation.backlog", "_backlog"),
-        # backlog_admits's rule -> backlog_has_room
-        ("policy/rotation/protocol.py", "policy.rotation.decisions", "_admits"),
-        # slice_grant_expired's rule -> grant_expired
-        ("policy/rotation/protocol.py", "policy.rotation.decisions", "_expired"),
-        # slice_takes_tick's rule -> takes_tick
-        ("policy/rotation/protocol.py", "policy.rotation.decisions", "_takes_tick"),
-    }
-)
+#: The private names still used across modules, each (using file, module, name): none.
+#: Add nothing: a name another module needs is public in its own, under a name that
+#: says what it is.
+ALLOWED_PRIVATE_USES: frozenset[tuple[str, str, str]] = frozenset()
 
 
 def _private(name: str) -> bool:
@@ -196,6 +177,64 @@ def test_no_module_uses_another_modules_private_names() -> None:
         if (where, module, name) not in ALLOWED_PRIVATE_USES
     ]
     assert not offenders, "private names used across modules:\n" + "\n".join(offenders)
+
+
+#: The dependencies whose private attributes the kernel must not touch.
+DEPENDENCIES = ("returns", "pyrsistent", "immutables")
+
+
+def record_tricks_in(where: str, text: str) -> list[str]:
+    """Every ``__class__`` assignment in ``text`` (the module at ``where``), and every
+    private attribute of a dependency it imports or reads (``_inner_value``, ...)."""
+    found = []
+    tree = ast.parse(text, where)
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign | ast.AugAssign):
+            targets = [node.target]
+        found += [
+            f"{where}:{line}: __class__ assigned"
+            for target in targets
+            if isinstance(target, ast.Attribute) and target.attr == "__class__"
+        ]
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in DEPENDENCIES:
+            module_parts = (node.module or "").split(".")
+            names = [alias.name for alias in node.names]
+            found += [
+                f"{where}:{line}: {node.module}.{name}"
+                for name in [*module_parts[1:], *names]
+                if _private(name)
+            ]
+        if isinstance(node, ast.Attribute) and node.attr == "_inner_value":
+            found.append(f"{where}:{line}: _inner_value")
+        if isinstance(node, ast.Constant) and node.value == "_inner_value":
+            found.append(f"{where}:{line}: '_inner_value'")
+    return found
+
+
+def test_the_kernel_builds_records_in_the_open() -> None:
+    """No record becomes another by ``__class__`` assignment, and no dependency is
+    reached through its private attributes, anywhere in ``policy/``."""
+    offenders = [
+        found
+        for source in sorted((ROOT / "policy").rglob("*.py"))
+        for found in record_tricks_in(
+            source.relative_to(ROOT).as_posix(), source.read_text(encoding="utf-8")
+        )
+    ]
+    assert offenders == []
+
+
+def test_the_record_trick_check_finds_each_trick() -> None:
+    tricks = (
+        "built.__class__ = Pair\n"
+        "from returns.result import _Success\n"
+        "from pyrsistent._pvector import pvector\n"
+        "value = box._inner_value\n"
+        "slot = vars(Success)['_inner_value']\n"
+    )
+    assert len(record_tricks_in("policy/example.py", tricks)) == 5
 
 
 def test_every_allowed_private_use_still_occurs() -> None:

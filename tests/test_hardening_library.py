@@ -326,7 +326,7 @@ def test_the_queue_refuses_an_identity_that_is_not_equal_to_itself(identity: obj
 def test_show_once_next_grant_index_read_a_map_by_key() -> None:
     entries = {(Lane.LOW, 0): 1, (Lane.HIGH, 0): 2}
     with pytest.raises(KeyError):  # the old failure: the rule reads entries[0]
-        decisions._grant_index(entries, 2)  # type: ignore[arg-type]
+        decisions.grant_position(entries, 2)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

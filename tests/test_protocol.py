@@ -22,6 +22,7 @@ from policy import (
     TickUse,
     apply_event,
     initial_state,
+    live_requests,
 )
 
 N, H = Lane.NORMAL, Lane.HIGH
@@ -279,3 +280,36 @@ def test_illegal_events_fail_and_change_nothing() -> None:
 def test_cancel_twice_is_harmless() -> None:
     state = run(holding_a_with_b_waiting(), Cancel("B")).state
     assert run(state, Cancel("B")).state == state
+
+
+def test_live_requests_in_every_shape() -> None:
+    state = initial_state()
+    assert live_requests(state) == ()
+    state = apply_event(state, Arrival("A", Lane.NORMAL, 2)).unwrap().state
+    assert live_requests(state) == ("A",)
+    state = apply_event(state, Arrival("B", Lane.NORMAL, 2)).unwrap().state
+    assert live_requests(state) == ("A", "B")
+    state = apply_event(state, RoundResult(finished=True)).unwrap().state
+    assert live_requests(state) == ("B",)
+
+
+def test_a_step_shares_what_it_does_not_change() -> None:
+    state = initial_state()
+    for event in (Arrival("A", Lane.NORMAL, 2), RoundResult(False), Arrival("B", Lane.LOW, 2)):
+        state = apply_event(state, event).unwrap().state  # A holds the slot, B waits
+    admission = apply_event(state, Tick(2)).unwrap()  # the tick A's slice 0 took
+    assert admission.state.active is state.active
+    assert admission.state.backlog is state.backlog
+    classic = apply_event(admission.state, Tick(2, classic_work=True)).unwrap()
+    assert classic.outcome.branches == (Branch.CLASSIC_TICK,)  # alternation: classic's turn
+    assert classic.state.active is state.active
+    assert classic.state.backlog is state.backlog
+    fallback = apply_event(classic.state, Arrival("C", Lane.HIGH, 0)).unwrap()
+    assert fallback.outcome.branches == (Branch.CLASSIC_FALLBACK,)
+    assert fallback.state is classic.state  # nothing changed: the very same state
+    round_ = apply_event(classic.state, Tick(2, classic_work=True)).unwrap()
+    assert round_.outcome.branches == (Branch.ROUND,)
+    assert round_.state.backlog is state.backlog
+    idle = initial_state()
+    assert apply_event(idle, Tick(2)).unwrap().state is idle
+    assert apply_event(idle, Tick(2, classic_work=True)).unwrap().state is idle

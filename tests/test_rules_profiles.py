@@ -96,15 +96,14 @@ def test_the_model_check_explores_the_mlxcel_rules() -> None:
 def test_the_model_check_catches_a_transition_that_loses_the_profile(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real: Any = protocol._next
+    real: Any = protocol._stepped
 
-    def losing(*fields: Any) -> Any:
-        *kept, rules, outcome = fields
-        if outcome is protocol._CONTINUE_OUTCOME:  # one transition drops to the seed's rules
-            rules = initial_state(rules.skip_cap)
-        return real(*kept, rules, outcome)
+    def losing(state: RotationState, outcome: Any) -> Any:
+        if outcome is protocol._CONTINUE:  # one transition drops to the seed's rules
+            state = replace(state, profile=RulesProfile.SEED)
+        return real(state, outcome)
 
-    monkeypatch.setattr(protocol, "_next", losing)
+    monkeypatch.setattr(protocol, "_stepped", losing)
     assert explore(2, 1, max_depth=4, profile=MLXCEL).disagreements > 0
 
 

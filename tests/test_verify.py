@@ -155,9 +155,10 @@ def test_the_model_check_catches_a_broken_kernel(
         return budget > 0 and backlog_pending and slices_in_grant > budget
 
     # The protocol applies the decision's own rule (slice_grant_expired checks its
-    # arguments' types, then applies _expired; the protocol checked them at apply_event).
-    assert vars(protocol)["_expired"] is decisions._expired
-    monkeypatch.setattr(protocol, "_expired", expired_late)
+    # arguments' types, then applies grant_expired; the protocol checked them at
+    # apply_event).
+    assert vars(protocol)["grant_expired"] is decisions.grant_expired
+    monkeypatch.setattr(protocol, "grant_expired", expired_late)
     broken = explore(2, 1, max_depth=6)
     assert broken.disagreements > 0
     smallest = broken.counterexamples[0]

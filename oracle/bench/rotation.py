@@ -59,8 +59,9 @@ __all__ = [
     "run_kernel",
 ]
 
-#: "One Tick + RoundResult pair within 5x the hand-written mutable implementation."
-TARGET: Final = 5.0
+#: No target: the tick is O(1) per event and a model round costs milliseconds, so the
+#: pair's microseconds inform (issue 28 built the records in the open).
+TARGET: Final[float | None] = None
 
 
 # ------------------------------------------------------------------------ baseline

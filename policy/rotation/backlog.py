@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from operator import attrgetter
-from typing import Any
 
 from pyrsistent import PVector as AnyPVector
 from pyrsistent import pvector
@@ -20,22 +19,14 @@ from pyrsistent.typing import PVector
 from returns.maybe import Maybe, Nothing, Some
 
 from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
-from policy.records import (
-    FieldRule,
-    check_fields,
-    instance_of,
-    record_builder,
-    shape_of,
-    value_setter,
-    wrong_field,
-)
+from policy.records import FieldRule, check_fields, instance_of, wrong_field
 from policy.rotation.decisions import (
     SKIP_CAP,
-    _grant_position,
-    _whole,
     at_least,
+    grant_position,
     is_flag,
     is_whole,
+    require_whole,
 )
 from policy.rotation.lanes import Lane
 from policy.text import record_repr
@@ -98,7 +89,6 @@ class GrantBacklog:
     entries: PVector[BacklogEntry] = field(default_factory=_empty_entries)
 
     def __post_init__(self) -> None:
-        # Built by hand only (the protocol's builder skips this): check every entry.
         entries: object = self.entries
         if not isinstance(entries, AnyPVector):
             raise wrong_field("GrantBacklog", "entries", "a pvector of BacklogEntry", entries)
@@ -120,8 +110,8 @@ class GrantBacklog:
         if not isinstance(entry, BacklogEntry):
             raise TypeError(f"a backlog holds BacklogEntry records, not {type(entry).__name__}")
         if entry.skipped:
-            return _backlog(self.entries.append(replace(entry, skipped=0)))
-        return _backlog(self.entries.append(entry))  # already at 0: the same record
+            return GrantBacklog(entries=self.entries.append(replace(entry, skipped=0)))
+        return GrantBacklog(entries=self.entries.append(entry))  # already at 0: the same record
 
     def position(self, request: RequestId) -> Maybe[int]:
         """Where ``request`` waits, if it does."""
@@ -132,9 +122,8 @@ class GrantBacklog:
 
     def mark_cancelled(self, index: int) -> GrantBacklog:
         """The backlog with the entry at ``index`` marked cancelled, order kept."""
-        entry = self.entries[index]
-        marked = _entry(entry.request, entry.lane, entry.kind, entry.skipped, True)
-        return _backlog(self.entries.set(index, marked))
+        marked = replace(self.entries[index], cancelled=True)
+        return GrantBacklog(entries=self.entries.set(index, marked))
 
 
 def take_next_grantee(
@@ -160,17 +149,10 @@ def take_next_grantee(
     """
     if not isinstance(backlog, GrantBacklog):
         raise TypeError(f"take_next_grantee takes a GrantBacklog, not {type(backlog).__name__}")
-    if type(skip_cap) is not int:  # the entries' own types were checked when they were built
-        _whole("skip_cap", skip_cap)
+    require_whole("skip_cap", skip_cap)  # the entries were checked when they were built
     at_least("skip_cap", skip_cap, 1)
     taken = take_grantee(backlog.entries, skip_cap)
-    if taken is None:
-        return Nothing
-    if _set_some is None:  # pragma: no cover - a returns whose Some differs
-        return Some(taken)
-    some: Maybe[tuple[BacklogEntry, GrantBacklog]] = _new(Some)  # Some(taken), built as records are
-    _set_some(some, taken)
-    return some
+    return Nothing if taken is None else Some(taken)
 
 
 def take_grantee(
@@ -178,60 +160,15 @@ def take_grantee(
 ) -> tuple[BacklogEntry, GrantBacklog] | None:
     """:func:`take_next_grantee` without its checks and its ``Maybe`` (None: no
     entries): the tick protocol's hot path, whose skip cap was checked once."""
-    chosen = _grant_position(list(map(_lane_and_skipped, entries)), skip_cap)
+    chosen = grant_position(list(map(_lane_and_skipped, entries)), skip_cap)
     if chosen is None:
         return None
-    rest = []  # a loop, not a comprehension: no frame of its own
-    for index, entry in enumerate(entries):
-        if index != chosen:
-            skipped = entry.skipped + 1
-            rest.append(_entry(entry.request, entry.lane, entry.kind, skipped, entry.cancelled))
-    return entries[chosen], _backlog(pvector(rest))
+    rest = [
+        replace(entry, skipped=entry.skipped + 1)
+        for index, entry in enumerate(entries)
+        if index != chosen
+    ]
+    return entries[chosen], GrantBacklog(entries=pvector(rest))
 
 
 _lane_and_skipped = attrgetter("lane", "skipped")  # an entry's (lane, skipped), in C
-
-
-# ----------------------------------------------------------------- record builders
-#
-# A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``
-# (its way around its own ``__setattr__``), which is most of what a small record
-# costs. Internal paths build records with the builders below instead
-# (:func:`policy.records.record_builder`): the fields are stored in a plain
-# slotted shape of the record, which then becomes the record, equal to what the
-# constructor gives, at about 0.2 µs a record (checked at import; the slot
-# setters where that check fails). Records stay frozen: nothing here or anywhere
-# sets a field of a record after its builder returns it.
-
-_new = object.__new__
-_set_some = value_setter(Some)
-_ENTRY = shape_of(BacklogEntry)
-_BACKLOG = shape_of(GrantBacklog)
-
-
-def _build_entry(
-    request: RequestId, lane: Lane, kind: EntryKind, skipped: int, cancelled: bool
-) -> BacklogEntry:
-    entry: Any = _ENTRY()
-    entry.request = request
-    entry.lane = lane
-    entry.kind = kind
-    entry.skipped = skipped
-    entry.cancelled = cancelled
-    entry.__class__ = BacklogEntry
-    built: BacklogEntry = entry
-    return built
-
-
-def _build_backlog(entries: PVector[BacklogEntry]) -> GrantBacklog:
-    backlog: Any = _BACKLOG()
-    backlog.entries = entries
-    backlog.__class__ = GrantBacklog
-    built: GrantBacklog = backlog
-    return built
-
-
-#: ``BacklogEntry(request, lane, kind, skipped, cancelled)``, unchecked.
-_entry = record_builder(BacklogEntry, _build_entry)
-#: ``GrantBacklog(entries)``, unchecked.
-_backlog = record_builder(GrantBacklog, _build_backlog)

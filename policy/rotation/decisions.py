@@ -8,10 +8,10 @@ Each public decision checks its arguments' types (a ``TypeError``: a budget of
 ``nan`` or ``2.5`` would silently change the rule) and their ranges by one rule,
 :func:`at_least` (a ``ValueError``: counts, budgets and skip counts are at least
 0, a skip cap at least 1, as the scenario loader reads it), and then applies its rule,
-which is a private function of its own (``_expired``, ``_admits``,
-``_grant_position``, ``_takes_tick``). The tick protocol calls the rules directly:
-it checked every value where it entered (``apply_event``), so it does not pay
-for the same check twice on its hot path.
+which is a function of its own, without the checks (:func:`grant_expired`,
+:func:`backlog_has_room`, :func:`grant_position`, :func:`takes_tick`). The tick
+protocol calls those: it checked every value where it entered
+(``apply_event``), so it does not check the same value twice.
 """
 
 from __future__ import annotations
@@ -30,10 +30,16 @@ __all__ = [
     "SKIP_CAP",
     "at_least",
     "backlog_admits",
+    "backlog_has_room",
+    "grant_expired",
+    "grant_position",
     "next_grant_index",
     "parse_grant_rounds",
+    "require_flag",
+    "require_whole",
     "slice_grant_expired",
     "slice_takes_tick",
+    "takes_tick",
 ]
 
 #: Slices a holder may run per grant while others wait.
@@ -74,7 +80,8 @@ def is_flag(value: object) -> bool:
     return value is True or value is False
 
 
-def _whole(argument: str, value: object) -> None:  # the TypeError of is_whole
+def require_whole(argument: str, value: object) -> None:
+    """A ``TypeError`` naming ``argument`` unless :func:`is_whole` holds for ``value``."""
     if not is_whole(value):
         raise TypeError(f"{argument} must be an int, not {type(value).__name__}")
 
@@ -95,7 +102,8 @@ def at_least(argument: str, value: int, least: int) -> None:
         raise ValueError(f"{argument} must be at least {least}, not {shown(value)}")
 
 
-def _flag(argument: str, value: object) -> None:  # the TypeError of is_flag
+def require_flag(argument: str, value: object) -> None:
+    """A ``TypeError`` naming ``argument`` unless :func:`is_flag` holds for ``value``."""
     if not is_flag(value):
         raise TypeError(f"{argument} must be True or False, not {type(value).__name__}")
 
@@ -149,15 +157,16 @@ def slice_grant_expired(slices_in_grant: int, budget: int, backlog_pending: bool
     ...
     ValueError: slices_in_grant must be at least 0, not -1
     """
-    _whole("slices_in_grant", slices_in_grant)
-    _whole("budget", budget)
-    _flag("backlog_pending", backlog_pending)
+    require_whole("slices_in_grant", slices_in_grant)
+    require_whole("budget", budget)
+    require_flag("backlog_pending", backlog_pending)
     at_least("slices_in_grant", slices_in_grant, 0)
     at_least("budget", budget, 0)
-    return _expired(slices_in_grant, budget, backlog_pending)
+    return grant_expired(slices_in_grant, budget, backlog_pending)
 
 
-def _expired(slices_in_grant: int, budget: int, backlog_pending: bool) -> bool:
+def grant_expired(slices_in_grant: int, budget: int, backlog_pending: bool) -> bool:
+    """:func:`slice_grant_expired`'s rule, for values already checked."""
     return budget > 0 and backlog_pending and slices_in_grant >= budget
 
 
@@ -174,14 +183,15 @@ def backlog_admits(backlog_len: int, budget: int) -> bool:
     ...
     ValueError: backlog_len must be at least 0, not -5
     """
-    _whole("backlog_len", backlog_len)
-    _whole("budget", budget)
+    require_whole("backlog_len", backlog_len)
+    require_whole("budget", budget)
     at_least("backlog_len", backlog_len, 0)
     at_least("budget", budget, 0)
-    return _admits(backlog_len, budget)
+    return backlog_has_room(backlog_len, budget)
 
 
-def _admits(backlog_len: int, budget: int) -> bool:
+def backlog_has_room(backlog_len: int, budget: int) -> bool:
+    """:func:`backlog_admits`'s rule, for values already checked."""
     return budget > 0 and backlog_len < BACKLOG_CAP
 
 
@@ -213,24 +223,20 @@ def next_grant_index(entries: Sequence[tuple[Lane, int]], skip_cap: int = SKIP_C
         raise TypeError(
             f"entries must be a sequence of (Lane, skipped) pairs, not {type(given).__name__}"
         )
-    _whole("skip_cap", skip_cap)
+    require_whole("skip_cap", skip_cap)
     at_least("skip_cap", skip_cap, 1)
     for entry in entries:
         if not isinstance(entry, tuple) or len(entry) != 2 or not isinstance(entry[0], Lane):
             raise TypeError(
                 f"each entry must be a (Lane, skipped) pair, not {type(entry).__name__}"
             )
-        _whole("skipped", entry[1])
+        require_whole("skipped", entry[1])
         at_least("skipped", entry[1], 0)
-    return _grant_index(entries, skip_cap)
+    chosen = grant_position(entries, skip_cap)
+    return Nothing if chosen is None else Some(chosen)
 
 
-def _grant_index(entries: Sequence[tuple[Lane, int]], skip_cap: int) -> Maybe[int]:
-    chosen = _grant_position(entries, skip_cap)
-    return Nothing if chosen is None else _some_index(chosen)
-
-
-def _grant_position(entries: Sequence[tuple[Lane, int]], skip_cap: int) -> int | None:
+def grant_position(entries: Sequence[tuple[Lane, int]], skip_cap: int) -> int | None:
     """The rule itself (``next_grant_index`` without its checks and its ``Maybe``):
     the first entry of the greatest ``skipped`` if that reaches ``skip_cap``, else
     the first entry of the highest lane; None for no entries."""
@@ -252,24 +258,17 @@ def _grant_position(entries: Sequence[tuple[Lane, int]], skip_cap: int) -> int |
     return best
 
 
-#: ``Some(i)`` for the positions of every backlog the protocol holds (and more), built once.
-_SOME_INDEX: tuple[Maybe[int], ...] = tuple(Some(index) for index in range(8))
-
-
-def _some_index(index: int) -> Maybe[int]:
-    return _SOME_INDEX[index] if index < len(_SOME_INDEX) else Some(index)
-
-
 def slice_takes_tick(yielded: bool, others_have_work: bool) -> bool:
     """Whether speculative work takes this tick: it alternates with classic work.
 
     >>> slice_takes_tick(True, True), slice_takes_tick(False, True), slice_takes_tick(True, False)
     (False, True, True)
     """
-    _flag("yielded", yielded)
-    _flag("others_have_work", others_have_work)
-    return _takes_tick(yielded, others_have_work)
+    require_flag("yielded", yielded)
+    require_flag("others_have_work", others_have_work)
+    return takes_tick(yielded, others_have_work)
 
 
-def _takes_tick(yielded: bool, others_have_work: bool) -> bool:
+def takes_tick(yielded: bool, others_have_work: bool) -> bool:
+    """:func:`slice_takes_tick`'s rule, for values already checked."""
     return not others_have_work or not yielded

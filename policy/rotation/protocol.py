@@ -69,37 +69,24 @@ fields in their constructors, with a ``TypeError``.
 from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from operator import attrgetter
-from typing import Any, Final, cast
+from typing import Final, cast
 
 from returns.result import Failure, Result, Success
 
 from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
-from policy.records import (
-    FieldRule,
-    check_fields,
-    instance_of,
-    record_builder,
-    shape_of,
-    value_setter,
-)
-from policy.rotation.backlog import (
-    EntryKind,
-    GrantBacklog,
-    _backlog,
-    _entry,
-    take_grantee,
-)
+from policy.records import FieldRule, check_fields, instance_of
+from policy.rotation.backlog import BacklogEntry, EntryKind, GrantBacklog, take_grantee
 from policy.rotation.decisions import (
     SKIP_CAP,
-    _admits,
-    _expired,
-    _takes_tick,
     at_least,
+    backlog_has_room,
+    grant_expired,
     is_flag,
     is_whole,
+    takes_tick,
 )
 from policy.rotation.lanes import Lane
 from policy.text import cut, record_repr, represent
@@ -162,7 +149,6 @@ class ActiveJob:
     __repr__ = record_repr  # a request id of any size or text
 
     def __post_init__(self) -> None:
-        # Built by hand only: the protocol's builder (_job) skips this.
         check_fields(self, _JOB_FIELDS)
 
 
@@ -181,7 +167,6 @@ class RotationState:
     __repr__ = record_repr  # a skip cap of any size
 
     def __post_init__(self) -> None:
-        # Built by hand only: the protocol's builder (_state) skips this.
         check_fields(self, _STATE_FIELDS)
         at_least("RotationState.skip_cap", self.skip_cap, 1)
 
@@ -447,64 +432,20 @@ class ProtocolError:
 
 # ---------------------------------------------------------------------- transitions
 #
-# The per-event cost (docs/performance.md). An event builds only the records that
-# change; the rest of the state is shared with the state it came from, and an
-# event that changes nothing returns the state it was given. Records are built by
-# the builders at the end of this module (about 0.2 µs a record, against 0.5
-# through slot setters and more through ``dataclasses.replace``),
-# an event that changes the state ends in ``_next`` (the state, its ``Step`` and
-# the ``Success`` in one frame), enum members are read once into the constants
-# below (``Branch.FINISH`` goes through ``EnumType.__getattr__`` on Python 3.11,
-# about the cost of building a small record), and outcomes that never vary are
-# built once. Checks the event settled are not made again on the paths behind
-# them, and a path builds no record it does not return.
+# Each transition builds the records that change, with their constructors by
+# keyword or with ``replace``; the rest of the state is shared with the state it
+# came from, and an event that changes nothing returns the state it was given.
+# Every record a transition builds checks its fields as a hand-built one does: a
+# Tick + RoundResult pair costs a few microseconds, where a model round costs
+# milliseconds (docs/performance.md, "Rotation").
 
-_ADMISSION_SLICE0 = SliceKind.ADMISSION_SLICE0
-_GRANT_SLICE0 = SliceKind.GRANT_SLICE0
-_ROUND = SliceKind.ROUND
-_WAITER = EntryKind.WAITER
-_PARKED = EntryKind.PARKED
-_SPECULATIVE = TickUse.SPECULATIVE
-_CLASSIC = TickUse.CLASSIC
-_IDLE = TickUse.IDLE
-_COMPLETED = Ending.COMPLETED
-_CANCELLED = Ending.CANCELLED
-_ABORTED = Ending.ABORTED
-_ROUTED_CLASSIC = Ending.ROUTED_CLASSIC
-_CLASSIC_ENDING = Ending.CLASSIC
-_NEGATIVE_BUDGET = ProtocolErrorKind.NEGATIVE_BUDGET
-_DUPLICATE_REQUEST = ProtocolErrorKind.DUPLICATE_REQUEST
-_UNKNOWN_REQUEST = ProtocolErrorKind.UNKNOWN_REQUEST
-_RESULT_PENDING = ProtocolErrorKind.RESULT_PENDING
-_NO_ACTION_IN_FLIGHT = ProtocolErrorKind.NO_ACTION_IN_FLIGHT
-_NOT_A_STATE = ProtocolErrorKind.NOT_A_STATE
-_NOT_AN_EVENT = ProtocolErrorKind.NOT_AN_EVENT
-_NOT_A_BUDGET = ProtocolErrorKind.NOT_A_BUDGET
-_NOT_A_LANE = ProtocolErrorKind.NOT_A_LANE
-_UNHASHABLE_REQUEST = ProtocolErrorKind.UNHASHABLE_REQUEST
-_NOT_A_FLAG = ProtocolErrorKind.NOT_A_FLAG
-_NOT_A_SET = ProtocolErrorKind.NOT_A_SET
-
-_DIRECT_ADMISSION = (Branch.DIRECT_ADMISSION,)
-_CLASSIC_FALLBACK = (Branch.CLASSIC_FALLBACK,)
-_ROUND_BRANCHES = (Branch.ROUND,)
-_FINISH = (Branch.FINISH,)
-_EXPIRY_PARK = (Branch.EXPIRY_PARK,)
-_CANCELLED_WAITER = (Branch.CANCELLED_WAITER,)
-_DECLINED_WAITER = (Branch.DECLINED_WAITER,)
-_WAITER_SLICE0 = (Branch.WAITER_SLICE0,)
-_PARKED_PROMOTION = (Branch.PARKED_PROMOTION,)
-_CANCELLED_JOB = (Branch.CANCELLED_JOB,)
-_CLASSIC_TICK = (Branch.CLASSIC_TICK,)
-_IDLE_TICK = (Branch.IDLE_TICK,)
-_EMPTY_PROMOTION = (Branch.EMPTY_PROMOTION,)
-_SEED = RulesProfile.SEED
-_WAITING_OUTCOME = Outcome((Branch.WAITING,))
-_NOTED_OUTCOME = Outcome((Branch.CANCEL_NOTED,))
-_ADMISSION_TICK_OUTCOME = Outcome((Branch.ADMISSION_TICK,), _SPECULATIVE)
-_CLASSIC_TICK_OUTCOME = Outcome(_CLASSIC_TICK, _CLASSIC)
-_IDLE_TICK_OUTCOME = Outcome(_IDLE_TICK, _IDLE)
-_CONTINUE_OUTCOME = Outcome((Branch.CONTINUE,))
+#: The outcomes that never vary.
+_WAITING = Outcome(branches=(Branch.WAITING,))
+_CANCEL_NOTED = Outcome(branches=(Branch.CANCEL_NOTED,))
+_ADMISSION_TICK = Outcome(branches=(Branch.ADMISSION_TICK,), use=TickUse.SPECULATIVE)
+_CLASSIC_TICK = Outcome(branches=(Branch.CLASSIC_TICK,), use=TickUse.CLASSIC)
+_IDLE_TICK = Outcome(branches=(Branch.IDLE_TICK,), use=TickUse.IDLE)
+_CONTINUE = Outcome(branches=(Branch.CONTINUE,))
 
 
 def apply_event(state: RotationState, event: Event) -> Result[Step, ProtocolError]:
@@ -528,14 +469,9 @@ def apply_event(state: RotationState, event: Event) -> Result[Step, ProtocolErro
     # Typed object here: the annotations say what is right, not what a host may pass.
     given: object = state
     happened: object = event
-    if type(given) is not RotationState and not isinstance(given, RotationState):
-        return _refuse(_NOT_A_STATE, event)
-    # The two events of every tick by their exact types first, then by class patterns.
-    if type(happened) is Tick:
-        return _tick(state, happened)
-    if type(happened) is RoundResult:
-        return _round_result(state, happened)
-    match happened:  # the most frequent events first
+    if not isinstance(given, RotationState):
+        return _refused(ProtocolErrorKind.NOT_A_STATE, event)
+    match happened:
         case Tick():
             return _tick(state, happened)
         case RoundResult():
@@ -545,146 +481,115 @@ def apply_event(state: RotationState, event: Event) -> Result[Step, ProtocolErro
         case Cancel():
             return _cancel(state, happened)
         case _:
-            return _refuse(_NOT_AN_EVENT, event)
+            return _refused(ProtocolErrorKind.NOT_AN_EVENT, event)
 
 
-def _refuse(kind: ProtocolErrorKind, event: object) -> Result[Step, ProtocolError]:
-    return Failure(_error(kind, cast(Event, event)))
+def _stepped(state: RotationState, outcome: Outcome) -> Result[Step, ProtocolError]:
+    """The new state and what was decided."""
+    return Success(Step(state=state, outcome=outcome))
+
+
+def _refused(kind: ProtocolErrorKind, event: object) -> Result[Step, ProtocolError]:
+    """The event is illegal: the state stays as it was."""
+    return Failure(ProtocolError(kind=kind, event=cast(Event, event)))
 
 
 def _arrive(state: RotationState, event: Arrival) -> Result[Step, ProtocolError]:
-    budget: object = event.budget
-    if type(budget) is not int and not is_whole(budget):
-        return _refuse(_NOT_A_BUDGET, event)
+    if not is_whole(event.budget):
+        return _refused(ProtocolErrorKind.NOT_A_BUDGET, event)
     if event.budget < 0:
-        return _refuse(_NEGATIVE_BUDGET, event)
+        return _refused(ProtocolErrorKind.NEGATIVE_BUDGET, event)
     lane: object = event.lane
-    if type(lane) is not Lane:
-        return _refuse(_NOT_A_LANE, event)
-    may_wait: object = event.may_wait
-    if may_wait is not True and may_wait is not False:
-        return _refuse(_NOT_A_FLAG, event)
+    if not isinstance(lane, Lane):
+        return _refused(ProtocolErrorKind.NOT_A_LANE, event)
+    if not is_flag(event.may_wait):
+        return _refused(ProtocolErrorKind.NOT_A_FLAG, event)
     request = event.request
-    if type(request) is not str and type(request) is not int and not is_request_id(request):
-        return _refuse(_UNHASHABLE_REQUEST, event)
-    active = state.active
-    backlog = state.backlog
-    entries = backlog.entries
-    # ``request in live_requests(state)``, without building the tuple
-    if active is not None and active.request == request:
-        return _refuse(_DUPLICATE_REQUEST, event)
-    for entry in entries:
-        if entry.request == request:
-            return _refuse(_DUPLICATE_REQUEST, event)
-    if active is None and not entries and not state.acted:
-        job = _job(request, event.lane, 0, event.budget, _ADMISSION_SLICE0, False)
-        return _next(
-            job,
-            backlog,
-            state.profile is _SEED,  # mlxcel's Prefill arm clears the flag after it
-            True,
-            state,
-            _outcome(_DIRECT_ADMISSION, None, _action(request, _ADMISSION_SLICE0), (), ()),
+    if not is_request_id(request):
+        return _refused(ProtocolErrorKind.UNHASHABLE_REQUEST, event)
+    if request in live_requests(state):
+        return _refused(ProtocolErrorKind.DUPLICATE_REQUEST, event)
+    active, backlog = state.active, state.backlog
+    if active is None and not backlog.entries and not state.acted:
+        kind = SliceKind.ADMISSION_SLICE0
+        job = ActiveJob(
+            request=request, lane=event.lane, slices_in_grant=0, budget=event.budget, in_flight=kind
         )
+        admitted = replace(
+            state,
+            active=job,
+            yielded=state.profile is RulesProfile.SEED,  # mlxcel's Prefill arm clears it
+            acted=True,
+        )
+        action = ModelAction(request=request, kind=kind)
+        return _stepped(admitted, Outcome(branches=(Branch.DIRECT_ADMISSION,), action=action))
     # A free slot whose tick was spent by an instant finish contends with nobody:
     # the request waits one tick for it, whatever the budget.
-    deferred = active is None and not entries
-    if event.may_wait and (deferred or _admits(len(entries), event.budget)):
-        waiter = _entry(request, event.lane, _WAITER, 0, False)
-        waiting = _backlog(entries.append(waiter))  # a new entry: no skip count to reset
-        return _next(active, waiting, state.yielded, state.acted, state, _WAITING_OUTCOME)
-    fallback = _outcome(_CLASSIC_FALLBACK, None, None, (_ended(request, _CLASSIC_ENDING),), ())
-    return _done(state, fallback)
+    deferred = active is None and not backlog.entries
+    if event.may_wait and (deferred or backlog_has_room(len(backlog), event.budget)):
+        waiter = BacklogEntry(request=request, lane=event.lane, kind=EntryKind.WAITER)
+        return _stepped(replace(state, backlog=backlog.append(waiter)), _WAITING)
+    fallback = Ended(request=request, ending=Ending.CLASSIC)
+    return _stepped(state, Outcome(branches=(Branch.CLASSIC_FALLBACK,), ended=(fallback,)))
 
 
 def _cancel(state: RotationState, event: Cancel) -> Result[Step, ProtocolError]:
     request = event.request
-    if type(request) is not str and type(request) is not int and not is_request_id(request):
-        return _refuse(_UNHASHABLE_REQUEST, event)
+    if not is_request_id(request):
+        return _refused(ProtocolErrorKind.UNHASHABLE_REQUEST, event)
     active = state.active
     if active is not None and active.request == request:
         if active.cancelled:  # cancelled twice: nothing changes
-            return _done(state, _NOTED_OUTCOME)
-        marked = _job(
-            active.request, active.lane, active.slices_in_grant, active.budget,
-            active.in_flight, True,
-        )  # fmt: skip
-        return _next(
-            marked,
-            state.backlog,
-            state.yielded,
-            state.acted,
-            state,
-            _NOTED_OUTCOME,
-        )
-    entries = state.backlog.entries
-    for index, entry in enumerate(entries):
+            return _stepped(state, _CANCEL_NOTED)
+        return _stepped(replace(state, active=replace(active, cancelled=True)), _CANCEL_NOTED)
+    for index, entry in enumerate(state.backlog.entries):
         if entry.request == request:
             if entry.cancelled:
-                return _done(state, _NOTED_OUTCOME)
-            marked_entry = _entry(entry.request, entry.lane, entry.kind, entry.skipped, True)
-            backlog = _backlog(entries.set(index, marked_entry))
-            return _next(
-                active,
-                backlog,
-                state.yielded,
-                state.acted,
-                state,
-                _NOTED_OUTCOME,
-            )
-    return _refuse(_UNKNOWN_REQUEST, event)
+                return _stepped(state, _CANCEL_NOTED)
+            marked = state.backlog.mark_cancelled(index)
+            return _stepped(replace(state, backlog=marked), _CANCEL_NOTED)
+    return _refused(ProtocolErrorKind.UNKNOWN_REQUEST, event)
 
 
 def _tick(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
-    budget: object = event.budget
-    if type(budget) is not int and not is_whole(budget):
-        return _refuse(_NOT_A_BUDGET, event)
+    if not is_whole(event.budget):
+        return _refused(ProtocolErrorKind.NOT_A_BUDGET, event)
     if event.budget < 0:
-        return _refuse(_NEGATIVE_BUDGET, event)
-    classic_work: object = event.classic_work
-    if classic_work is not True and classic_work is not False:
-        return _refuse(_NOT_A_FLAG, event)
+        return _refused(ProtocolErrorKind.NEGATIVE_BUDGET, event)
+    if not is_flag(event.classic_work):
+        return _refused(ProtocolErrorKind.NOT_A_FLAG, event)
     declined: object = event.declined
-    if type(declined) is not frozenset and not isinstance(declined, AbstractSet):
-        return _refuse(_NOT_A_SET, event)
+    if not isinstance(declined, AbstractSet):
+        return _refused(ProtocolErrorKind.NOT_A_SET, event)
     active = state.active
     if active is not None and active.in_flight is not None:
-        return _refuse(_RESULT_PENDING, event)
+        return _refused(ProtocolErrorKind.RESULT_PENDING, event)
     if state.acted:
         # The direct admission's slice 0 was this tick's model action.
-        return _next(
-            active,
-            state.backlog,
-            state.yielded,
-            False,
-            state,
-            _ADMISSION_TICK_OUTCOME,
-        )
+        return _stepped(replace(state, acted=False), _ADMISSION_TICK)
     if active is not None:
-        if _takes_tick(state.yielded, event.classic_work):
+        if takes_tick(state.yielded, event.classic_work):
             if active.cancelled:
                 return _finish_cancelled(
-                    state.backlog, state, active.request, active.slices_in_grant, (), ()
+                    state,
+                    active.request,
+                    slices_in_grant=active.slices_in_grant,
+                    branches=(),
+                    ended=(),
                 )
             # The holder's round (the budget stays the one cached at the grant's start).
-            request = active.request
-            job = _job(request, active.lane, active.slices_in_grant, active.budget, _ROUND, False)
-            return _next(
-                job,
-                state.backlog,
-                True,
-                False,
-                state,
-                _outcome(_ROUND_BRANCHES, _SPECULATIVE, _action(request, _ROUND), (), ()),
-            )
-    elif state.backlog.entries and _takes_tick(state.yielded, event.classic_work):
+            job = replace(active, in_flight=SliceKind.ROUND)
+            action = ModelAction(request=active.request, kind=SliceKind.ROUND)
+            outcome = Outcome(branches=(Branch.ROUND,), use=TickUse.SPECULATIVE, action=action)
+            return _stepped(replace(state, active=job, yielded=True), outcome)
+    elif state.backlog.entries and takes_tick(state.yielded, event.classic_work):
         return _promote(state, event)
     # No speculative model action this tick.
     if not event.classic_work:
-        return _done(state, _IDLE_TICK_OUTCOME)
+        return _stepped(state, _IDLE_TICK)
     if state.yielded:
-        return _next(active, state.backlog, False, False, state, _CLASSIC_TICK_OUTCOME)
-    return _done(state, _CLASSIC_TICK_OUTCOME)
+        return _stepped(replace(state, yielded=False), _CLASSIC_TICK)
+    return _stepped(state, _CLASSIC_TICK)
 
 
 def _promote(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
@@ -693,330 +598,101 @@ def _promote(state: RotationState, event: Tick) -> Result[Step, ProtocolError]:
     branches: tuple[Branch, ...] = ()
     ended: tuple[Ended, ...] = ()
     backlog = state.backlog
-    skip_cap = state.skip_cap
     while True:
-        taken = take_grantee(backlog.entries, skip_cap)
+        taken = take_grantee(backlog.entries, state.skip_cap)
         if taken is None:
-            if state.profile is not _SEED:
+            if state.profile is not RulesProfile.SEED:
                 # mlxcel's speculative arm ran and set the flag: the tick is used up.
-                return _next(
-                    None,
-                    backlog,
-                    True,
-                    False,
-                    state,
-                    _outcome(branches + _EMPTY_PROMOTION, _SPECULATIVE, None, ended, ()),
-                )
+                branches += (Branch.EMPTY_PROMOTION,)
+                used = Outcome(branches=branches, use=TickUse.SPECULATIVE, ended=ended)
+                return _stepped(replace(state, backlog=backlog, yielded=True), used)
             # Everyone granted was cancelled or declined: give the tick away
             # (no speculative model action ran, so ``yielded`` is not set).
             if event.classic_work:
-                return _next(
-                    None,
-                    backlog,
-                    False,
-                    False,
-                    state,
-                    _outcome(branches + _CLASSIC_TICK, _CLASSIC, None, ended, ()),
-                )
-            return _next(
-                None,
-                backlog,
-                state.yielded,
-                False,
-                state,
-                _outcome(branches + _IDLE_TICK, _IDLE, None, ended, ()),
-            )
+                branches += (Branch.CLASSIC_TICK,)
+                given = Outcome(branches=branches, use=TickUse.CLASSIC, ended=ended)
+                return _stepped(replace(state, backlog=backlog, yielded=False), given)
+            branches += (Branch.IDLE_TICK,)
+            idle = Outcome(branches=branches, use=TickUse.IDLE, ended=ended)
+            return _stepped(replace(state, backlog=backlog), idle)
         entry, backlog = taken
         request = entry.request
-        if entry.kind is _WAITER:
+        if entry.kind is EntryKind.WAITER:
             if entry.cancelled:
-                branches += _CANCELLED_WAITER
-                ended += (_ended(request, _ABORTED),)
+                branches += (Branch.CANCELLED_WAITER,)
+                ended += (Ended(request=request, ending=Ending.ABORTED),)
                 continue
             if request in event.declined:
-                branches += _DECLINED_WAITER
-                ended += (_ended(request, _ROUTED_CLASSIC),)
+                branches += (Branch.DECLINED_WAITER,)
+                ended += (Ended(request=request, ending=Ending.ROUTED_CLASSIC),)
                 continue
-            kind, branch = _GRANT_SLICE0, _WAITER_SLICE0
+            kind, branch = SliceKind.GRANT_SLICE0, Branch.WAITER_SLICE0
         else:
-            kind, branch = _ROUND, _PARKED_PROMOTION
+            kind, branch = SliceKind.ROUND, Branch.PARKED_PROMOTION
             if entry.cancelled:
                 # A cancelled parked job: its round sees the cancel at once.
-                return _finish_cancelled(backlog, state, request, 0, branches + branch, ended)
-        job = _job(request, entry.lane, 0, event.budget, kind, False)
-        return _next(
-            job,
-            backlog,
-            True,
-            False,
-            state,
-            _outcome(
-                branches + branch if branches else branch,
-                _SPECULATIVE,
-                _action(request, kind),
-                ended,
-                (),
-            ),
+                return _finish_cancelled(
+                    replace(state, backlog=backlog),
+                    request,
+                    slices_in_grant=0,
+                    branches=(*branches, branch),
+                    ended=ended,
+                )
+        job = ActiveJob(
+            request=request, lane=entry.lane, slices_in_grant=0, budget=event.budget, in_flight=kind
         )
+        granted = Outcome(
+            branches=(*branches, branch),
+            use=TickUse.SPECULATIVE,
+            action=ModelAction(request=request, kind=kind),
+            ended=ended,
+        )
+        return _stepped(replace(state, active=job, backlog=backlog, yielded=True), granted)
 
 
-def _finish_cancelled(  # noqa: PLR0917
-    backlog: GrantBacklog,
-    rules: RotationState,
+def _finish_cancelled(
+    state: RotationState,
     request: RequestId,
+    *,
     slices_in_grant: int,
     branches: tuple[Branch, ...],
     ended: tuple[Ended, ...],
 ) -> Result[Step, ProtocolError]:
     """A cancelled job's round: a counted no-op slice that finishes it (a speculative
-    tick that no direct admission took)."""
-    return _next(
-        None,
-        backlog,
-        True,
-        False,
-        rules,
-        _outcome(
-            branches + _CANCELLED_JOB,
-            _SPECULATIVE,
-            None,
-            (*ended, _ended(request, _CANCELLED)),
-            (_grant_end(request, slices_in_grant + 1, False),),
-        ),
+    tick that no direct admission took); ``state`` holds the backlog it leaves."""
+    outcome = Outcome(
+        branches=(*branches, Branch.CANCELLED_JOB),
+        use=TickUse.SPECULATIVE,
+        ended=(*ended, Ended(request=request, ending=Ending.CANCELLED)),
+        grants=(GrantEnd(request=request, slices=slices_in_grant + 1, parked=False),),
     )
+    return _stepped(replace(state, active=None, yielded=True), outcome)
 
 
 def _round_result(state: RotationState, event: RoundResult) -> Result[Step, ProtocolError]:
-    finished: object = event.finished
-    if finished is not True and finished is not False:
-        return _refuse(_NOT_A_FLAG, event)
+    if not is_flag(event.finished):
+        return _refused(ProtocolErrorKind.NOT_A_FLAG, event)
     job = state.active
-    if job is None:
-        return _refuse(_NO_ACTION_IN_FLIGHT, event)
-    in_flight = job.in_flight
-    if in_flight is None:
-        return _refuse(_NO_ACTION_IN_FLIGHT, event)
+    if job is None or job.in_flight is None:
+        return _refused(ProtocolErrorKind.NO_ACTION_IN_FLIGHT, event)
     request = job.request
     slices = job.slices_in_grant + 1
-    backlog = state.backlog
-    if finished is True:
-        finish = _outcome(
-            _FINISH,
-            None,
-            None,
-            (_ended(request, _COMPLETED),),
-            (_grant_end(request, slices, False),),
+    if event.finished:
+        finished = Outcome(
+            branches=(Branch.FINISH,),
+            ended=(Ended(request=request, ending=Ending.COMPLETED),),
+            grants=(GrantEnd(request=request, slices=slices, parked=False),),
         )
-        return _next(None, backlog, state.yielded, state.acted, state, finish)
-    entries = backlog.entries
-    if in_flight is not _ADMISSION_SLICE0 and _expired(slices, job.budget, bool(entries)):
-        parked = _backlog(entries.append(_entry(request, job.lane, _PARKED, 0, job.cancelled)))
-        park = _outcome(_EXPIRY_PARK, None, None, (), (_grant_end(request, slices, True),))
-        return _next(None, parked, state.yielded, state.acted, state, park)
-    active = _job(request, job.lane, slices, job.budget, None, job.cancelled)
-    return _next(active, backlog, state.yielded, state.acted, state, _CONTINUE_OUTCOME)
-
-
-# ----------------------------------------------------------------- record builders
-#
-# The records of a transition are built as in policy.rotation.backlog: each
-# builder stores the fields in a plain slotted shape of its record, which then
-# becomes the record (policy.records.record_builder), equal to what the
-# constructor gives, at about 0.2 µs a record (checked at import for each; the
-# slot setters where that check fails). ``_done`` builds
-# ``Success(Step(state, outcome))`` and ``_next`` the same with a new state, the
-# ``Success`` through the one slot ``returns`` keeps its value in
-# (policy.records.value_setter: checked at import against ``Success`` itself,
-# which is called wherever that check fails).
-
-_JOB = shape_of(ActiveJob)
-_STATE = shape_of(RotationState)
-_ACTION = shape_of(ModelAction)
-_ENDED = shape_of(Ended)
-_GRANT_END = shape_of(GrantEnd)
-_OUTCOME = shape_of(Outcome)
-_STEP = shape_of(Step)
-_ERROR = shape_of(ProtocolError)
-
-
-def _build_job(  # noqa: PLR0917
-    request: RequestId,
-    lane: Lane,
-    slices_in_grant: int,
-    budget: int,
-    in_flight: SliceKind | None,
-    cancelled: bool,
-) -> ActiveJob:
-    job: Any = _JOB()
-    job.request = request
-    job.lane = lane
-    job.slices_in_grant = slices_in_grant
-    job.budget = budget
-    job.in_flight = in_flight
-    job.cancelled = cancelled
-    job.__class__ = ActiveJob
-    built: ActiveJob = job
-    return built
-
-
-def _build_state(  # noqa: PLR0917
-    active: ActiveJob | None,
-    backlog: GrantBacklog,
-    yielded: bool,
-    acted: bool,
-    skip_cap: int,
-    profile: RulesProfile,
-) -> RotationState:
-    state: Any = _STATE()
-    state.active = active
-    state.backlog = backlog
-    state.yielded = yielded
-    state.acted = acted
-    state.skip_cap = skip_cap
-    state.profile = profile
-    state.__class__ = RotationState
-    built: RotationState = state
-    return built
-
-
-def _build_action(request: RequestId, kind: SliceKind) -> ModelAction:
-    action: Any = _ACTION()
-    action.request = request
-    action.kind = kind
-    action.__class__ = ModelAction
-    built: ModelAction = action
-    return built
-
-
-def _build_ended(request: RequestId, ending: Ending) -> Ended:
-    ended: Any = _ENDED()
-    ended.request = request
-    ended.ending = ending
-    ended.__class__ = Ended
-    built: Ended = ended
-    return built
-
-
-def _build_grant_end(request: RequestId, slices: int, parked: bool) -> GrantEnd:
-    grant: Any = _GRANT_END()
-    grant.request = request
-    grant.slices = slices
-    grant.parked = parked
-    grant.__class__ = GrantEnd
-    built: GrantEnd = grant
-    return built
-
-
-def _build_outcome(
-    branches: tuple[Branch, ...],
-    use: TickUse | None,
-    action: ModelAction | None,
-    ended: tuple[Ended, ...],
-    grants: tuple[GrantEnd, ...],
-) -> Outcome:
-    outcome: Any = _OUTCOME()
-    outcome.branches = branches
-    outcome.use = use
-    outcome.action = action
-    outcome.ended = ended
-    outcome.grants = grants
-    outcome.__class__ = Outcome
-    built: Outcome = outcome
-    return built
-
-
-def _build_step(state: RotationState, outcome: Outcome) -> Step:
-    step: Any = _STEP()
-    step.state = state
-    step.outcome = outcome
-    step.__class__ = Step
-    built: Step = step
-    return built
-
-
-def _build_error(kind: ProtocolErrorKind, event: Event) -> ProtocolError:
-    error: Any = _ERROR()
-    error.kind = kind
-    error.event = event
-    error.__class__ = ProtocolError
-    built: ProtocolError = error
-    return built
-
-
-_job = record_builder(ActiveJob, _build_job)
-_state = record_builder(RotationState, _build_state)
-_action = record_builder(ModelAction, _build_action)
-_ended = record_builder(Ended, _build_ended)
-_grant_end = record_builder(GrantEnd, _build_grant_end)
-_outcome = record_builder(Outcome, _build_outcome)
-_step = record_builder(Step, _build_step)
-_error = record_builder(ProtocolError, _build_error)
-
-_new = object.__new__
-_set_success = value_setter(Success)
-
-
-def _done(state: RotationState, outcome: Outcome) -> Result[Step, ProtocolError]:
-    """``Success(Step(state, outcome))``."""
-    step = _step(state, outcome)
-    if _set_success is None:  # pragma: no cover - a returns whose Success differs
-        return Success(step)
-    result: Result[Step, ProtocolError] = _new(Success)
-    _set_success(result, step)
-    return result
-
-
-def _next_by_builders(  # noqa: PLR0917
-    active: ActiveJob | None,
-    backlog: GrantBacklog,
-    yielded: bool,
-    acted: bool,
-    rules: RotationState,
-    outcome: Outcome,
-) -> Result[Step, ProtocolError]:
-    """``Success(Step(RotationState(active, backlog, yielded, acted, rules.skip_cap,
-    rules.profile), outcome))``: ``rules`` is the state whose skip cap and rules
-    profile every transition keeps."""
-    state = _state(active, backlog, yielded, acted, rules.skip_cap, rules.profile)
-    return _done(state, outcome)
-
-
-def _next_in_shapes(  # noqa: PLR0917
-    active: ActiveJob | None,
-    backlog: GrantBacklog,
-    yielded: bool,
-    acted: bool,
-    rules: RotationState,
-    outcome: Outcome,
-) -> Result[Step, ProtocolError]:
-    """:func:`_next_by_builders` in one frame: the state and the step filled as
-    ``_build_state`` and ``_build_step`` fill them (every event that changes the
-    state ends here, so the two calls it saves are on every such event)."""
-    if _set_success is None:  # pragma: no cover - not chosen then (see _next)
-        return _next_by_builders(active, backlog, yielded, acted, rules, outcome)
-    state: Any = _STATE()
-    state.active = active
-    state.backlog = backlog
-    state.yielded = yielded
-    state.acted = acted
-    state.skip_cap = rules.skip_cap
-    state.profile = rules.profile
-    state.__class__ = RotationState
-    step: Any = _STEP()
-    step.state = state
-    step.outcome = outcome
-    step.__class__ = Step
-    result: Any = _new(Success)
-    _set_success(result, step)
-    done: Result[Step, ProtocolError] = result
-    return done
-
-
-#: ``Success(Step(RotationState(active, backlog, yielded, acted, rules.skip_cap,
-#: rules.profile), outcome))``:
-#: in one frame where the builders it inlines are the shape-filling ones.
-_next = (
-    _next_in_shapes
-    if _state is _build_state and _step is _build_step and _set_success is not None
-    else _next_by_builders
-)
+        return _stepped(replace(state, active=None), finished)
+    expired = grant_expired(slices, job.budget, bool(state.backlog.entries))
+    if job.in_flight is not SliceKind.ADMISSION_SLICE0 and expired:
+        parked = BacklogEntry(
+            request=request, lane=job.lane, kind=EntryKind.PARKED, cancelled=job.cancelled
+        )
+        park = Outcome(
+            branches=(Branch.EXPIRY_PARK,),
+            grants=(GrantEnd(request=request, slices=slices, parked=True),),
+        )
+        return _stepped(replace(state, active=None, backlog=state.backlog.append(parked)), park)
+    holder = replace(job, slices_in_grant=slices, in_flight=None)
+    return _stepped(replace(state, active=holder), _CONTINUE)
