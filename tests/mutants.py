@@ -133,8 +133,8 @@ MUTANTS = [
     Mutant(
         "second direct admission in one tick",
         "policy/rotation/protocol.py",
-        "if active is None and not entries and not state.acted:",
-        "if active is None and not entries:",
+        "if active is None and not backlog.entries and not state.acted:",
+        "if active is None and not backlog.entries:",
     ),
     Mutant(
         "park without contention",
@@ -330,14 +330,16 @@ MUTANTS = [
     Mutant(
         "a taken admission taken again",
         "policy/adapters/batches.py",
-        "        else:\n            self._ahead = None\n        self._taken.append(chosen[0])",
-        "        self._taken.append(chosen[0])",
+        "        else:\n            self._ahead = None\n        self._taken.append(chosen)",
+        "        self._taken.append(chosen)",
     ),
     Mutant(
         "a popped request kept by the drop-in",
         "policy/adapters/vllm.py",
-        "request = self._requests.pop(entry.identity)",
-        "request = self._requests[entry.identity]",
+        "                request = self._requests.pop(chosen[0].identity)\n"
+        "                if admissions.count >= CHUNK:",
+        "                request = self._requests[chosen[0].identity]\n"
+        "                if admissions.count >= CHUNK:",
     ),
     # the harness engines (their checks are the golden files and the engine properties)
     Mutant(
