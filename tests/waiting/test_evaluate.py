@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from typing import cast
 
 import pytest
 from hypothesis import given
@@ -36,6 +38,7 @@ from policy.waiting import (
     is_true,
     key_list_order,
     order_key,
+    parse_expression,
 )
 from policy.waiting.evaluate import extremum
 
@@ -260,3 +263,52 @@ def reference(expr: Expr, at: Scope) -> float:
 @given(trees, scopes)
 def test_evaluation_agrees_with_a_plain_recursive_reading(tree: Expr, where: Scope) -> None:
     assert same(evaluate(tree, where), reference(tree, where))
+
+
+# --- found by mutation testing (docs/mutation.md)
+# Evaluating keys: rules mutation testing found unasserted (docs/mutation.md).
+#
+# docs/waiting.md, "The key language": a value is true exactly when ``value != 0`` (NaN is true,
+# -0.0 false); ``&&`` and ``||`` short-circuit and give 1 or 0.
+
+
+SCOPE = Scope({}, 0, now=0.0, waited=0.0, budget_left={}, constants={})
+
+#: Operands as literals; NaN as 0/0 (a literal must be finite).
+OPERANDS = {"0": 0.0, "-0": -0.0, "1": 1.0, "2.5": 2.5, "-3": -3.0, "(0/0)": math.nan}
+
+
+def evaluated(text: str) -> float:
+    return evaluate(parse_expression(text).unwrap(), SCOPE)
+
+
+def truth(number: float) -> bool:
+    return number != 0.0
+
+
+def test_or_and_and_follow_the_truth_rule_and_give_1_or_0() -> None:
+    for (a, x), (b, y) in itertools.product(OPERANDS.items(), repeat=2):
+        assert evaluated(f"{a} || {b}") == (1.0 if truth(x) or truth(y) else 0.0), (a, b)
+        assert evaluated(f"{a} && {b}") == (1.0 if truth(x) and truth(y) else 0.0), (a, b)
+
+
+def test_or_of_two_true_values_is_1() -> None:
+    assert evaluated("1 || 1") == 1.0
+    assert evaluated("2.5 || 2.5") == 1.0
+    assert evaluated("(0/0) || (0/0)") == 1.0
+
+
+def test_chains_of_logic_operators() -> None:
+    assert evaluated("0 || 0 || 3") == 1.0
+    assert evaluated("1 && 2 && 0") == 0.0
+    assert evaluated("0 && 1 || 1") == 1.0  # && binds tighter than ||
+    assert evaluated("1 || 0 && 0") == 1.0
+    nested = Binary("||", Unary("!", Num(1)), Binary("&&", Num(2), Num(-1)))
+    assert evaluate(nested, SCOPE) == 1.0
+
+
+def test_a_key_that_is_not_a_node_reads_as_unknown() -> None:
+    # QueuePolicy(...) built directly checks nothing; evaluation still never raises, and what
+    # it cannot read is NaN (unknown).
+    junk = cast(Expr, "prompt")
+    assert math.isnan(evaluate(junk, SCOPE))

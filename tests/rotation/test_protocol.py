@@ -1,8 +1,4 @@
-"""Rotation protocol rules that mutation testing found unasserted (docs/mutation.md).
-
-Each test states a rule of /work/shared/spec/rotation.md (or docs/rotation.md) and checks the
-whole outcome of the transition: branches, tick use, model action, endings and grant log.
-"""
+"""The tick protocol's named branches and illegal events, one by one."""
 
 from __future__ import annotations
 
@@ -28,21 +24,308 @@ from policy import (
     TickUse,
     apply_event,
     initial_state,
+    live_requests,
 )
 from policy.rotation.backlog import EntryKind
 
-N, H, L = Lane.NORMAL, Lane.HIGH, Lane.LOW
+N, H = Lane.NORMAL, Lane.HIGH
 
 
 def run(state: RotationState, *events: Event) -> Step:
     """Apply events in order; every one must be legal. Returns the last step."""
-    assert events
-    step: Step | None = None
+    step = Step(state, None)  # type: ignore[arg-type]  # replaced by the first event
     for event in events:
-        step = apply_event(state, event).unwrap()
-        state = step.state
-    assert step is not None
+        step = apply_event(step.state, event).unwrap()
     return step
+
+
+def holding_a_with_b_waiting(budget: int = 2) -> RotationState:
+    return run(
+        initial_state(),
+        Arrival("A", N, budget),
+        RoundResult(finished=False),
+        Arrival("B", N, budget),
+        Tick(budget),  # closes tick 0, whose model action was A's slice 0
+    ).state
+
+
+def test_direct_admission_runs_slice_0_and_takes_the_tick() -> None:
+    step = run(initial_state(), Arrival("A", N, 2))
+    assert step.outcome.branches == (Branch.DIRECT_ADMISSION,)
+    assert step.outcome.action is not None
+    assert step.outcome.action.kind is SliceKind.ADMISSION_SLICE0
+    step = run(step.state, RoundResult(finished=False), Tick(2, classic_work=True))
+    assert step.outcome.branches == (Branch.ADMISSION_TICK,)
+    assert step.outcome.action is None
+
+
+def test_admission_slice_0_is_not_checked_even_with_a_waiter() -> None:
+    state = run(initial_state(), Arrival("A", N, 1), Arrival("B", N, 1)).state
+    step = run(state, RoundResult(finished=False))
+    assert step.outcome.branches == (Branch.CONTINUE,)
+    assert step.state.active is not None
+    assert step.state.active.slices_in_grant == 1
+
+
+def test_job_finished_by_slice_0_completes_at_once() -> None:
+    step = run(initial_state(), Arrival("A", N, 2), RoundResult(finished=True))
+    assert step.outcome.ended == (Ended("A", Ending.COMPLETED),)
+    assert step.outcome.grants == (GrantEnd("A", 1, parked=False),)
+    assert step.state.active is None
+
+
+def test_second_direct_admission_in_one_tick_is_refused() -> None:
+    # A's slice 0 finished it, but it was this tick's model action: B must wait.
+    state = run(initial_state(), Arrival("A", N, 2), RoundResult(finished=True)).state
+    step = run(state, Arrival("B", N, 2))
+    assert step.outcome.branches == (Branch.WAITING,)
+    step = run(step.state, Tick(2))
+    assert step.outcome.branches == (Branch.ADMISSION_TICK,)
+    step = run(step.state, Tick(2))
+    assert step.outcome.branches == (Branch.WAITER_SLICE0,)
+
+
+def test_after_an_instant_finish_a_request_waits_whatever_the_budget() -> None:
+    state = run(initial_state(), Arrival("A", N, 0), RoundResult(finished=True)).state
+    step = run(state, Arrival("B", N, 0))
+    assert step.outcome.branches == (Branch.WAITING,)  # budget 0 would send a concurrent one away
+    step = run(step.state, Tick(0), Tick(0))
+    assert step.outcome.branches == (Branch.WAITER_SLICE0,)
+    step = run(state, Arrival("B", N, 0, may_wait=False))
+    assert step.outcome.ended == (Ended("B", Ending.CLASSIC),)
+
+
+def _a_parked_behind_b_and_c(cancel_b: bool) -> RotationState:
+    events: list[Event] = [
+        Arrival("A", N, 2),
+        RoundResult(finished=False),
+        Arrival("B", N, 2),
+        Arrival("C", N, 2),
+    ]
+    if cancel_b:
+        events.append(Cancel("B"))
+    events += [Tick(2), Tick(2), RoundResult(finished=False)]  # A parks: [B, C, A]
+    return run(initial_state(), *events).state
+
+
+def test_a_grant_decision_counts_even_for_a_cancelled_or_declined_grantee() -> None:
+    for cancel_b, declined in ((True, frozenset[str]()), (False, frozenset({"B"}))):
+        state = _a_parked_behind_b_and_c(cancel_b)
+        assert [(e.request, e.skipped) for e in state.backlog] == [("B", 0), ("C", 0), ("A", 0)]
+        step = run(state, Tick(2, declined=declined))
+        assert step.state.active is not None
+        assert step.state.active.request == "C"
+        # Two decisions: one chose B (then passed over), one chose C; A was skipped by both.
+        assert [(e.request, e.skipped) for e in step.state.backlog] == [("A", 2)]
+
+
+def test_empty_slot_with_backlog_is_no_direct_admission() -> None:
+    state = holding_a_with_b_waiting()
+    state = run(state, Tick(2), RoundResult(finished=False)).state  # A parks
+    assert state.active is None
+    assert len(state.backlog) == 2
+    step = run(state, Arrival("C", N, 2))
+    assert step.outcome.branches == (Branch.CLASSIC_FALLBACK,)  # the backlog is full
+
+
+def test_waiting_and_classic_fallback() -> None:
+    state = holding_a_with_b_waiting()
+    step = run(state, Arrival("C", H, 2))
+    assert step.outcome.branches == (Branch.WAITING,)
+    step = run(step.state, Arrival("D", H, 2))
+    assert step.outcome.branches == (Branch.CLASSIC_FALLBACK,)
+    assert step.outcome.ended == (Ended("D", Ending.CLASSIC),)
+    step = run(state, Arrival("E", N, 2, may_wait=False))
+    assert step.outcome.ended == (Ended("E", Ending.CLASSIC),)
+
+
+def test_waiter_slice_0_checks_expiry_at_once() -> None:
+    state = run(holding_a_with_b_waiting(budget=1), Tick(1), RoundResult(finished=False)).state
+    step = run(state, Tick(1))
+    assert step.outcome.branches == (Branch.WAITER_SLICE0,)
+    step = run(step.state, RoundResult(finished=False))
+    assert step.outcome.branches == (Branch.EXPIRY_PARK,)
+    assert step.outcome.grants == (GrantEnd("B", 1, parked=True),)
+
+
+def test_parked_promotion_runs_its_round_in_the_same_tick() -> None:
+    state = run(holding_a_with_b_waiting(budget=1), Tick(1), RoundResult(finished=False)).state
+    state = run(state, Tick(1), RoundResult(finished=False)).state  # B's slice 0, parks
+    step = run(state, Tick(1))
+    assert step.outcome.branches == (Branch.PARKED_PROMOTION,)
+    assert step.outcome.action is not None
+    assert (step.outcome.action.request, step.outcome.action.kind) == ("A", SliceKind.ROUND)
+
+
+def test_cancelled_and_declined_waiters_are_passed_in_the_same_tick() -> None:
+    state = run(
+        initial_state(),
+        Arrival("A", N, 2),
+        RoundResult(finished=False),
+        Arrival("B", H, 2),
+        Arrival("C", H, 2),
+        Cancel("B"),
+        Tick(2),
+        Tick(2),
+        RoundResult(finished=False),  # A parks: backlog [B, C, A]
+    ).state
+    step = run(state, Tick(2, declined=frozenset({"C"})))
+    assert step.outcome.branches == (
+        Branch.CANCELLED_WAITER,
+        Branch.DECLINED_WAITER,
+        Branch.PARKED_PROMOTION,
+    )
+    assert step.outcome.ended == (Ended("B", Ending.ABORTED), Ended("C", Ending.ROUTED_CLASSIC))
+    assert step.state.active is not None
+    assert step.state.active.request == "A"
+
+
+def test_declined_verdict_does_not_apply_to_parked_jobs() -> None:
+    state = run(holding_a_with_b_waiting(), Tick(2), RoundResult(finished=False)).state
+    state = run(state, Tick(2, declined=frozenset({"A"})), RoundResult(finished=False)).state
+    state = run(state, Tick(2, declined=frozenset({"A"})), RoundResult(finished=False)).state
+    step = run(state, Tick(2, declined=frozenset({"A"})))
+    assert step.outcome.branches == (Branch.PARKED_PROMOTION,)
+
+
+def test_promotion_that_finds_nobody_gives_the_tick_to_classic_work() -> None:
+    state = run(
+        initial_state(),
+        Arrival("A", N, 2),
+        RoundResult(finished=False),
+        Arrival("B", N, 2),
+        Tick(2),
+        Tick(2),
+        RoundResult(finished=True),  # A completes; yielded is set
+        Cancel("B"),
+    ).state
+    step = run(state, Tick(2, classic_work=True))
+    assert step.outcome.branches == (Branch.CLASSIC_TICK,)  # alternation first
+    step = run(step.state, Tick(2, classic_work=True))
+    assert step.outcome.branches == (Branch.CANCELLED_WAITER, Branch.CLASSIC_TICK)
+    assert step.outcome.use is TickUse.CLASSIC
+    assert step.outcome.ended == (Ended("B", Ending.ABORTED),)
+
+
+def test_cancelled_parked_job_is_a_counted_no_op_slice() -> None:
+    state = run(holding_a_with_b_waiting(), Tick(2), RoundResult(finished=False)).state
+    state = run(state, Cancel("A"), Tick(2), RoundResult(finished=False)).state  # B slice 0
+    state = run(state, Tick(2), RoundResult(finished=False)).state  # B parks
+    step = run(state, Tick(2))
+    assert step.outcome.branches == (Branch.PARKED_PROMOTION, Branch.CANCELLED_JOB)
+    assert step.outcome.grants == (GrantEnd("A", 1, parked=False),)
+    assert step.outcome.ended == (Ended("A", Ending.CANCELLED),)
+    assert step.outcome.action is None
+    assert step.state.active is None
+
+
+def test_budget_is_cached_per_grant() -> None:
+    state = run(initial_state(), Arrival("A", N, 8), RoundResult(finished=False), Tick(8)).state
+    # The setting drops to 1 mid-grant; A's grant keeps its cached 8.
+    state = run(state, Arrival("B", N, 1), Tick(1), RoundResult(finished=False)).state
+    assert state.active is not None
+    assert (state.active.budget, state.active.slices_in_grant) == (8, 2)
+    # The next grant reads the setting again.
+    state = run(state, Cancel("A"), Tick(1), Tick(1)).state
+    assert state.active is not None
+    assert (state.active.request, state.active.budget) == ("B", 1)
+
+
+def test_classic_alternation() -> None:
+    state = run(initial_state(), Arrival("A", N, 2), RoundResult(finished=False), Tick(2)).state
+    uses = []
+    for _ in range(4):
+        step = run(state, Tick(2, classic_work=True))
+        uses.append(step.outcome.use)
+        state = step.state
+        if step.outcome.action is not None:
+            state = run(state, RoundResult(finished=False)).state
+    assert uses == [TickUse.CLASSIC, TickUse.SPECULATIVE, TickUse.CLASSIC, TickUse.SPECULATIVE]
+
+
+def test_idle_tick() -> None:
+    assert run(initial_state(), Tick(2)).outcome.use is TickUse.IDLE
+    assert run(initial_state(), Tick(2, classic_work=True)).outcome.use is TickUse.CLASSIC
+
+
+ILLEGAL: list[tuple[str, Event, ProtocolErrorKind]] = [
+    ("idle", RoundResult(finished=False), ProtocolErrorKind.NO_ACTION_IN_FLIGHT),
+    ("idle", Cancel("Z"), ProtocolErrorKind.UNKNOWN_REQUEST),
+    ("idle", Arrival("A", N, -1), ProtocolErrorKind.NEGATIVE_BUDGET),
+    ("idle", Tick(-1), ProtocolErrorKind.NEGATIVE_BUDGET),
+    ("in flight", Tick(2), ProtocolErrorKind.RESULT_PENDING),
+    ("in flight", Arrival("A", N, 2), ProtocolErrorKind.DUPLICATE_REQUEST),
+    ("holding", RoundResult(finished=True), ProtocolErrorKind.NO_ACTION_IN_FLIGHT),
+    ("holding", Arrival("B", N, 2), ProtocolErrorKind.DUPLICATE_REQUEST),
+    ("holding", Cancel("C"), ProtocolErrorKind.UNKNOWN_REQUEST),
+]
+
+
+def _state(name: str) -> RotationState:
+    if name == "idle":
+        return initial_state()
+    if name == "in flight":
+        return run(initial_state(), Arrival("A", N, 2)).state
+    return holding_a_with_b_waiting()
+
+
+def test_illegal_events_fail_and_change_nothing() -> None:
+    for name, event, kind in ILLEGAL:
+        state = _state(name)
+        result = apply_event(state, event)
+        assert isinstance(result, Failure), (name, event)
+        assert result.failure().kind is kind, (name, event)
+        assert result.failure().event == event
+        assert kind.value in str(result.failure())
+        assert _state(name) == state  # the state it was applied to is unchanged
+
+
+def test_cancel_twice_is_harmless() -> None:
+    state = run(holding_a_with_b_waiting(), Cancel("B")).state
+    assert run(state, Cancel("B")).state == state
+
+
+def test_live_requests_in_every_shape() -> None:
+    state = initial_state()
+    assert live_requests(state) == ()
+    state = apply_event(state, Arrival("A", Lane.NORMAL, 2)).unwrap().state
+    assert live_requests(state) == ("A",)
+    state = apply_event(state, Arrival("B", Lane.NORMAL, 2)).unwrap().state
+    assert live_requests(state) == ("A", "B")
+    state = apply_event(state, RoundResult(finished=True)).unwrap().state
+    assert live_requests(state) == ("B",)
+
+
+def test_a_step_shares_what_it_does_not_change() -> None:
+    state = initial_state()
+    for event in (Arrival("A", Lane.NORMAL, 2), RoundResult(False), Arrival("B", Lane.LOW, 2)):
+        state = apply_event(state, event).unwrap().state  # A holds the slot, B waits
+    admission = apply_event(state, Tick(2)).unwrap()  # the tick A's slice 0 took
+    assert admission.state.active is state.active
+    assert admission.state.backlog is state.backlog
+    classic = apply_event(admission.state, Tick(2, classic_work=True)).unwrap()
+    assert classic.outcome.branches == (Branch.CLASSIC_TICK,)  # alternation: classic's turn
+    assert classic.state.active is state.active
+    assert classic.state.backlog is state.backlog
+    fallback = apply_event(classic.state, Arrival("C", Lane.HIGH, 0)).unwrap()
+    assert fallback.outcome.branches == (Branch.CLASSIC_FALLBACK,)
+    assert fallback.state is classic.state  # nothing changed: the very same state
+    round_ = apply_event(classic.state, Tick(2, classic_work=True)).unwrap()
+    assert round_.outcome.branches == (Branch.ROUND,)
+    assert round_.state.backlog is state.backlog
+    idle = initial_state()
+    assert apply_event(idle, Tick(2)).unwrap().state is idle
+    assert apply_event(idle, Tick(2, classic_work=True)).unwrap().state is idle
+
+
+# --- found by mutation testing (docs/mutation.md)
+# Rotation protocol rules that mutation testing found unasserted (docs/mutation.md).
+#
+# Each test states a rule of /work/shared/spec/rotation.md (or docs/rotation.md) and checks the
+# whole outcome of the transition: branches, tick use, model action, endings and grant log.
+
+
+N, H, L = Lane.NORMAL, Lane.HIGH, Lane.LOW
 
 
 def a_holding_b_waiting(budget: int) -> RotationState:
