@@ -1,6 +1,7 @@
-"""Issue 18, the library's messages: every host's text a message quotes is cut by one
-rule (policy.text.cut: at most 80 characters, then ``... (N characters)``), so a
-10 MB name makes a message of a line, not of 10 MB."""
+"""The one quoting rule (policy/text.py): every host's text a message quotes is cut
+by ``cut`` (at most 80 characters, then ``... (N characters)``), so a 10 MB name
+makes a message of a line, not of 10 MB, wherever the message is made. (Found by
+hardening, issue 18.)"""
 
 from __future__ import annotations
 
