@@ -79,3 +79,37 @@ def requests_with(priorities: list[int], arrivals: list[float]) -> list[Req]:
         Req(str(i), priority=priority, arrival_time=arrival)
         for i, (priority, arrival) in enumerate(zip(priorities, arrivals, strict=True))
     ]
+
+
+#: The ready-made drop-in queues, by name.
+READY_MADE: dict[str, Callable[[], WaitingRequestQueue[Any]]] = {
+    "fcfs": fcfs_queue,
+    "priority": priority_queue,
+    "priority, preempted first": lambda: priority_queue(preempted_first=True),
+    "short first": lambda: short_request_first_queue(threshold=100, long_max_wait_ms=5.0),
+}
+
+
+class SerialRequest:
+    """A slotted stand-in made from a serial, with what the default attributes read
+    (seven priorities, rising arrivals, varied prompts); weakly referenceable."""
+
+    __slots__ = (
+        "__weakref__",
+        "arrival_time",
+        "num_computed_tokens",
+        "num_output_tokens",
+        "num_prompt_tokens",
+        "priority",
+        "request_id",
+        "status",
+    )
+
+    def __init__(self, serial: int) -> None:
+        self.request_id = f"req-{serial}"
+        self.priority = serial % 7
+        self.arrival_time = float(serial)
+        self.num_prompt_tokens = 50 + serial % 200
+        self.status = "WAITING"
+        self.num_computed_tokens = 0
+        self.num_output_tokens = 0

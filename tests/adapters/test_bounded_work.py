@@ -23,41 +23,13 @@ import pytest
 from policy.adapters.vllm import (
     WaitingRequestQueue,
     fcfs_queue,
-    priority_queue,
-    short_request_first_queue,
 )
 from policy.waiting.fast import line as line_module
+from tests.adapters.stand_ins import READY_MADE, SerialRequest
 
-QUEUES: dict[str, Callable[[], WaitingRequestQueue[Any]]] = {
-    "fcfs": fcfs_queue,
-    "priority": priority_queue,
-    "priority, preempted first": lambda: priority_queue(preempted_first=True),
-    "short first": lambda: short_request_first_queue(threshold=100, long_max_wait_ms=5.0),
-}
 #: The most calls one call may grow by from N to 16 N: the trees are one or two
 #: levels deeper, and every level is a bounded number of calls.
 GROWTH = 1.7
-
-
-class Request:
-    __slots__ = (
-        "arrival_time",
-        "num_computed_tokens",
-        "num_output_tokens",
-        "num_prompt_tokens",
-        "priority",
-        "request_id",
-        "status",
-    )
-
-    def __init__(self, serial: int) -> None:
-        self.request_id = f"req-{serial}"
-        self.priority = serial % 7
-        self.arrival_time = float(serial)
-        self.num_prompt_tokens = 50 + serial % 200
-        self.status = "WAITING"
-        self.num_computed_tokens = 0
-        self.num_output_tokens = 0
 
 
 def most_calls_per_call(make: Callable[[], WaitingRequestQueue[Any]], n: int) -> dict[str, int]:
@@ -66,7 +38,7 @@ def most_calls_per_call(make: Callable[[], WaitingRequestQueue[Any]], n: int) ->
     also putting an admitted request back (a preemption)."""
     queue, serial = make(), 0
     for _ in range(n):
-        queue.add_request(Request(serial))
+        queue.add_request(SerialRequest(serial))
         serial += 1
     queue.peek_request()  # the first fill joined: not a steady-state call
     counted = [0]
@@ -87,7 +59,7 @@ def most_calls_per_call(make: Callable[[], WaitingRequestQueue[Any]], n: int) ->
 
     for step in range(30):
         for _ in range(256):
-            call("add_request", Request(serial))
+            call("add_request", SerialRequest(serial))
             serial += 1
         for _ in range(256):
             call("__bool__")
@@ -95,14 +67,14 @@ def most_calls_per_call(make: Callable[[], WaitingRequestQueue[Any]], n: int) ->
             taken = call("pop_request")
         if step % 5 == 0:
             call("prepend_request", taken)
-            call("remove_requests", [taken, Request(-1)])
+            call("remove_requests", [taken, SerialRequest(-1)])
     return most
 
 
-@pytest.mark.parametrize("name", sorted(QUEUES))
+@pytest.mark.parametrize("name", sorted(READY_MADE))
 def test_the_most_work_of_a_call_grows_with_log_n_only(name: str) -> None:
-    small = most_calls_per_call(QUEUES[name], 1_000)
-    large = most_calls_per_call(QUEUES[name], 16_000)
+    small = most_calls_per_call(READY_MADE[name], 1_000)
+    large = most_calls_per_call(READY_MADE[name], 16_000)
     for method, calls in large.items():
         assert calls <= GROWTH * small[method] + 50, (method, small[method], calls)
 

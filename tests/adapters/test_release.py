@@ -12,65 +12,30 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from policy.adapters.vllm import (
-    WaitingRequestQueue,
     fcfs_queue,
-    priority_queue,
-    short_request_first_queue,
 )
-
-QUEUES: dict[str, Callable[[], WaitingRequestQueue[Any]]] = {
-    "fcfs": fcfs_queue,
-    "priority": priority_queue,
-    "priority, preempted first": lambda: priority_queue(preempted_first=True),
-    "short first": lambda: short_request_first_queue(threshold=100, long_max_wait_ms=5.0),
-}
+from tests.adapters.stand_ins import READY_MADE, SerialRequest
 
 
-class Request:
-    """A stand-in with what the default attributes read, watched by a weak reference."""
-
-    __slots__ = (
-        "__weakref__",
-        "arrival_time",
-        "num_computed_tokens",
-        "num_output_tokens",
-        "num_prompt_tokens",
-        "priority",
-        "request_id",
-        "status",
-    )
-
-    def __init__(self, serial: int) -> None:
-        self.request_id = f"req-{serial}"
-        self.priority = serial % 7
-        self.arrival_time = float(serial)
-        self.num_prompt_tokens = 50 + serial % 200
-        self.status = "WAITING"
-        self.num_computed_tokens = 0
-        self.num_output_tokens = 0
-
-
-@pytest.mark.parametrize("name", sorted(QUEUES))
+@pytest.mark.parametrize("name", sorted(READY_MADE))
 def test_popped_requests_are_let_go_at_once(name: str) -> None:
     """Issue 27's scenario: 10,000 waiting, then twenty times 256 pops and 256 adds."""
-    queue = QUEUES[name]()
+    queue = READY_MADE[name]()
     serial = 0
     for _ in range(10_000):
-        queue.add_request(Request(serial))
+        queue.add_request(SerialRequest(serial))
         serial += 1
-    popped: list[weakref.ref[Request]] = []
+    popped: list[weakref.ref[SerialRequest]] = []
     for _ in range(20):
         for _ in range(256):
             queue.peek_request()
             popped.append(weakref.ref(queue.pop_request()))
         for _ in range(256):
-            queue.add_request(Request(serial))
+            queue.add_request(SerialRequest(serial))
             serial += 1
     gc.collect()
     alive = sum(ref() is not None for ref in popped)
@@ -78,10 +43,10 @@ def test_popped_requests_are_let_go_at_once(name: str) -> None:
     assert len(queue) == 10_000
 
 
-@pytest.mark.parametrize("name", sorted(QUEUES))
+@pytest.mark.parametrize("name", sorted(READY_MADE))
 def test_removed_and_aborted_requests_are_let_go_at_once(name: str) -> None:
-    queue = QUEUES[name]()
-    requests = [Request(serial) for serial in range(500)]
+    queue = READY_MADE[name]()
+    requests = [SerialRequest(serial) for serial in range(500)]
     for request in requests:
         queue.add_request(request)
     queue.peek_request()  # the queue held, with its arrivals joined
@@ -103,7 +68,7 @@ def test_removed_and_aborted_requests_are_let_go_at_once(name: str) -> None:
 
 def test_a_queue_dropped_lets_go_of_everything() -> None:
     queue = fcfs_queue()
-    requests = [Request(serial) for serial in range(100)]
+    requests = [SerialRequest(serial) for serial in range(100)]
     for request in requests:
         queue.add_request(request)
     watched = [weakref.ref(request) for request in requests]
