@@ -144,15 +144,15 @@ class KeyOrder:
         return KeyOrder(self.plan, classes, order, self.size + len(entries))
 
     def without(self, entry: WaitingEntry) -> KeyOrder:
-        """Without ``entry`` (found by its ticket in the run, else by its ordering)."""
-        kind, place = self._place(entry)
+        """Without ``entry`` (found by its ticket in the run, else by its ordering:
+        tickets are unique, so a ticket the run holds is this entry's)."""
+        first = self.plan.fixed_keys(entry)[0]
+        kind = first if first == first else NAN_LAST  # noqa: PLR0124 - the NaN test
         run, rest, top = self.classes[kind]
-        ticket = entry.ticket
-        at = run.rank(ticket)
-        if at < len(run) and run.at(at).ticket == ticket:
-            run = run.without(ticket)
-        else:
-            rest = rest.without(place)
+        try:
+            run = run.without(entry.ticket)
+        except KeyError:  # rare: an entry that came out of key order
+            rest = rest.without(self._ordering(entry))
         if run or rest:
             members = Class(run, rest, top)
             return KeyOrder(self.plan, self.classes.set(kind, members), self.order, self.size - 1)
