@@ -1,6 +1,6 @@
 """Hypothesis profiles: ``default`` is quick for local runs; ``ci`` (chosen when the
 CI environment variable is set, or with HYPOTHESIS_PROFILE=ci) explores more;
-``fuzz`` is the long run of tests/test_fuzz.py (HYPOTHESIS_PROFILE=fuzz)."""
+``fuzz`` is the long run of tests/cli/test_fuzz.py (HYPOTHESIS_PROFILE=fuzz)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ settings.register_profile(
 )
 # Mutation testing (docs/mutation.md): fixed examples, so a survivor is one every run agrees on.
 settings.register_profile("mutation", derandomize=True, max_examples=50, deadline=None)
-# The long fuzz run (tests/test_fuzz.py's docstring): many examples, fresh seeds each run.
+# The long fuzz run (tests/cli/test_fuzz.py's docstring): many examples, fresh seeds each run.
 settings.register_profile(
     "fuzz",
     max_examples=20_000,

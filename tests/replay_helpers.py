@@ -1,16 +1,67 @@
-"""Helpers shared by the command-line tests: run ``policy-kernel replay`` in-process,
-write scenario files, and check the one-line refusal of a bad file."""
+"""Helpers shared by the command-line tests: run ``policy-kernel replay`` in-process
+(its output, or its output and its errors) or ``policy-kernel`` as a process, write
+scenario files, and check the one-line refusal of a bad file."""
 
 from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
 from oracle.cli import main
+from oracle.harness.scenarios import golden_paths
+
+GOLDEN = Path(str(golden_paths()[0])).parents[1]
+#: Seconds a subprocess may take: a regression (a blocking FIFO) fails, never hangs.
+TIMEOUT = 60
+
+
+def rotation_doc(name: object = "t", **changes: object) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "kind": "rotation",
+        "name": name,
+        "budget": 2,
+        "requests": [{"id": "A", "slices": 4}, {"id": "B", "slices": 3}],
+    }
+    doc.update(changes)
+    return doc
+
+
+PASSING = {"grants": [["A", 2], ["B", 2], ["A", 2], ["B", 1]]}
+
+
+def replay_captured(*argv: str) -> tuple[int, str, str]:
+    """``policy-kernel replay ARGV...`` in-process: status, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["replay", *argv], out=out, err=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def one_line(err: str) -> str:
+    """The one line ``err`` holds, checked printable."""
+    assert err.count("\n") == 1, err
+    assert err.endswith("\n"), err
+    assert err[:-1].isprintable(), err
+    return err[:-1]
+
+
+def cli(
+    *argv: str, stdout: IO[bytes] | int = subprocess.PIPE, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``policy-kernel ARGV...`` as a process (``run()``, the console entry point)."""
+    return subprocess.run(
+        [sys.executable, "-m", "oracle.cli", *argv],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=env,
+        timeout=TIMEOUT,
+        check=False,
+    )
 
 
 def replay(*argv: str) -> tuple[int, str]:

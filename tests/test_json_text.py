@@ -14,6 +14,10 @@ from returns.result import Failure, Success
 
 import policy.json_text
 from policy.json_text import MAX_NESTING, read_json
+from policy.waiting import (
+    PolicyError,
+    load_policy_text,
+)
 
 _SCALARS = (
     st.none()
@@ -115,3 +119,31 @@ def test_a_path_is_built_only_for_a_refusal(monkeypatch: pytest.MonkeyPatch) -> 
 def test_text_only() -> None:
     with pytest.raises(TypeError, match="bytes"):
         read_json(b"{}")  # type: ignore[arg-type]
+
+
+# --- found by hardening (issue 9)
+
+
+def test_a_duplicate_key_in_policy_text_is_refused_like_the_reader_refuses_it() -> None:
+    text = '{"let": {"k": 1, "k": 2}, "keys": ["k"]}'
+    json_error = read_json(text).failure()
+    error = load_policy_text(text).failure()
+    assert error == PolicyError(json_error.path, json_error.message, json_error.line, 18)
+    assert str(error).startswith('let.k: line 1, column 18: duplicate key "k"')
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('{"keys": [NaN]}', "keys[0]"),
+        ('{"let": {"k": -Infinity}}', "let.k"),
+        ('{"version": 1' + "0" * 5000 + "}", "version"),
+        ('{"keys": [{"num": 1e999}]}', "keys[0].num"),
+    ],
+)
+def test_every_json_refusal_names_its_path_line_and_column(text: str, path: str) -> None:
+    error = load_policy_text(text).failure()
+    assert error.path == path
+    assert error.line == 1
+    assert error.column is not None
+    assert error.column > 1

@@ -5,22 +5,40 @@ hardening, issue 18.)"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
 from returns.result import Failure
 
-from policy import Cancel, apply_event, initial_state
+from policy import (
+    Arrival,
+    Cancel,
+    Lane,
+    ProtocolError,
+    ProtocolErrorKind,
+    RoundResult,
+    Tick,
+    apply_event,
+    initial_state,
+    parse_grant_rounds,
+    parse_lane,
+)
 from policy.json_text import member_path, read_json
-from policy.text import QUOTE_WIDTH, cut, name_shown, quote, shown
+from policy.rotation import decisions
+from policy.text import QUOTE_WIDTH, WHITESPACE, cut, name_shown, printable, quote, represent, shown
 from policy.waiting import (
     Attr,
     Const,
+    Moment,
+    PolicyError,
     WaitingQueue,
+    fifo,
     load_policy,
     make_entry,
     make_policy,
     parse_expression,
+    select_waiting,
 )
 from policy.waiting.expr import Var
 
@@ -97,3 +115,87 @@ def test_a_10_mb_json_key_makes_a_short_path_and_message() -> None:
         assert len(message) < 400  # the path and the key, each cut
         assert message.startswith('["' + "n" * QUOTE_WIDTH + '"... (10,000,000 characters)]')
     assert member_path("a", "n" * QUOTE_WIDTH) == "a." + "n" * QUOTE_WIDTH
+
+
+# --- found by hardening (issue 9)
+
+
+HUGE = 10**5000  # more digits than Python writes in decimal (4300)
+
+
+ODD = "a\nb\x1b[2J\ud800"  # a newline, an escape sequence and a lone surrogate
+
+
+def one_printable_line(text: str) -> bool:
+    return text.isprintable()
+
+
+SEPARATORS = "\x1c\x1d\x1e\x1f"  # ASCII separators: str.strip() strips them, trim() does not
+
+
+def test_show_once_the_old_readings_disagreed() -> None:
+    # str.strip() (the old parse_lane) strips the separators; JSON's own reader keeps the
+    # last of two equal keys: both readings the issue found.
+    assert "\x1fhigh\x1f".strip() == "high"
+    assert json.loads('{"keys": ["serial"], "keys": ["now"]}') == {"keys": ["now"]}
+
+
+@pytest.mark.parametrize("char", [*WHITESPACE, *SEPARATORS, "x"])
+def test_lane_and_budget_trim_exactly_the_same_characters(char: str) -> None:
+    trimmed = char in WHITESPACE
+    assert (parse_lane(f"{char}high{char}") is Lane.HIGH) is trimmed
+    assert (parse_grant_rounds(f"{char}4{char}") == 4) is trimmed
+
+
+def test_the_grant_budget_has_no_trimming_table_of_its_own() -> None:
+    assert not hasattr(decisions, "_WHITESPACE")
+
+
+def test_show_once_python_refuses_to_write_a_huge_integer() -> None:
+    with pytest.raises(ValueError, match="4300"):
+        repr(HUGE)
+    assert represent(HUGE) == hex(HUGE)
+    assert int(represent(HUGE), 16) == HUGE  # exact: it reads back
+
+
+@pytest.mark.parametrize(
+    "request_id", [HUGE, -HUGE, ODD, (HUGE, ODD)], ids=["huge", "negative", "odd", "tuple"]
+)
+def test_rotation_values_show_any_request_id(request_id: object) -> None:
+    state = initial_state()
+    step = apply_event(state, Arrival(request_id, Lane.HIGH, 2)).unwrap()  # type: ignore[arg-type]
+    step = apply_event(step.state, Arrival("B", Lane.LOW, 2)).unwrap()
+    step = apply_event(step.state, RoundResult(finished=False)).unwrap()
+    step = apply_event(step.state, Tick(2)).unwrap()
+    step = apply_event(step.state, Arrival("C", Lane.LOW, 2)).unwrap()
+    for value in (step, step.state, step.state.active, *step.state.backlog):
+        assert one_printable_line(repr(value))
+    refused = apply_event(step.state, Arrival(request_id, Lane.HIGH, 2))  # type: ignore[arg-type]
+    error: ProtocolError = refused.failure()
+    assert error.kind is ProtocolErrorKind.DUPLICATE_REQUEST
+    for text in (str(error), repr(error), str(apply_event(state, Cancel(request_id)).failure())):  # type: ignore[arg-type]
+        assert one_printable_line(text)
+
+
+@pytest.mark.parametrize("identity", [HUGE, ODD], ids=["huge", "odd"])
+def test_waiting_values_show_any_identity(identity: object) -> None:
+    queue = WaitingQueue().append(fifo(), identity, {"n": HUGE}, serial=HUGE, now=0.0).unwrap()  # type: ignore[arg-type]
+    selection = select_waiting(queue, fifo(), Moment(0.0)).unwrap()
+    entry = make_entry(identity, {"n": HUGE}, HUGE, HUGE)  # type: ignore[arg-type]
+    refused = queue.append(fifo(), identity, {}, serial=0, now=0.0).failure()  # type: ignore[arg-type]
+    for text in (repr(queue), repr(selection), repr(entry), str(refused), repr(refused)):
+        assert one_printable_line(text)
+    assert str(refused).endswith(": is already waiting")
+
+
+def test_policy_errors_escape_names() -> None:
+    errors = [
+        make_policy(None, constants={ODD: 1}).failure(),
+        make_policy(None, attributes={ODD: "visible"}).failure(),
+        load_policy({ODD: 1}).failure(),
+        PolicyError(ODD, ODD),
+    ]
+    for error in errors:
+        assert one_printable_line(str(error))
+    assert name_shown("a\nb") == "a\\nb"
+    assert printable(ODD) == "a\\nb\\x1b[2J\\ud800"

@@ -15,7 +15,7 @@
 //!
 //! The functions here are written from docs/rotation.md and answer as the
 //! kernel does; `rustc --cfg broken` builds a copy whose grant expiry runs one
-//! slice too many, which the kit catches (tests/conformance/test_rust_template.py).
+//! slice too many, which the kit catches (tests/oracle/conformance/test_rust_template.py).
 
 use std::io::{self, BufRead, Write};
 

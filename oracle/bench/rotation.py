@@ -5,7 +5,7 @@ would write it for speed: one class, a list of small mutable lists for the
 backlog, ints and flags for the holder, and plain lists for the grant log and
 the endings. It shares no code with the kernel: it reads the same event
 records (``Arrival``, ``Tick``, ``RoundResult``, ``Cancel``) and makes the same
-decisions (tests/test_bench_rotation.py checks that on random seeded runs,
+decisions (tests/oracle/bench/test_rotation.py checks that on random seeded runs,
 event by event, state included).
 
 Every stream is generated before timing from a seeded ``random.Random``, by

@@ -5,7 +5,7 @@ Each check draws inputs with the oracle's public strategies (:mod:`oracle.strate
 asks the implementation and the spec, and searches with :func:`hypothesis.find`
 for an input on which they disagree; a disagreement found is shrunk to a
 smallest one, which the report shows. The inputs are those of
-``tests/test_differential.py``:
+``tests/oracle/spec/test_differential.py``:
 
 - tick protocol: runs of up to ``max_events`` random events (legal or not, over
   five request ids, budgets -1..4, declined subsets) at skip caps 1..3, every

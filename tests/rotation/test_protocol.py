@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from returns.result import Failure
+import pytest
+from pyrsistent import pvector
+from returns.result import Failure, Success
 
 from policy import (
     Arrival,
+    BacklogEntry,
     Branch,
     Cancel,
     Ended,
     Ending,
     Event,
+    GrantBacklog,
     GrantEnd,
     Lane,
     ModelAction,
@@ -627,3 +631,58 @@ def test_a_promotion_that_finds_nobody_leaves_an_empty_backlog() -> None:
     assert again.outcome == Outcome((Branch.IDLE_TICK,), use=TickUse.IDLE)
     admitted = run(step.state, Arrival("D", N, 2))
     assert admitted.outcome.branches == (Branch.DIRECT_ADMISSION,)
+
+
+# --- found by hardening (issue 9)
+
+
+def one_printable_line(text: str) -> bool:
+    return text.isprintable()
+
+
+@pytest.mark.parametrize(
+    ("event", "kind"),
+    [
+        (Arrival("A", "high", 2), ProtocolErrorKind.NOT_A_LANE),  # type: ignore[arg-type]
+        (Arrival("A", 2, 2), ProtocolErrorKind.NOT_A_LANE),  # type: ignore[arg-type]
+        (Arrival(["A"], Lane.HIGH, 2), ProtocolErrorKind.UNHASHABLE_REQUEST),  # type: ignore[arg-type]
+        (Cancel({"A": 1}), ProtocolErrorKind.UNHASHABLE_REQUEST),  # type: ignore[arg-type]
+        (Arrival("A", Lane.HIGH, 2, may_wait="no"), ProtocolErrorKind.NOT_A_FLAG),  # type: ignore[arg-type]
+        (Tick(2, classic_work=1), ProtocolErrorKind.NOT_A_FLAG),  # type: ignore[arg-type]
+        (RoundResult(finished=None), ProtocolErrorKind.NOT_A_FLAG),  # type: ignore[arg-type]
+        (Tick(2, declined=["A"]), ProtocolErrorKind.NOT_A_SET),  # type: ignore[arg-type]
+        ("tick", ProtocolErrorKind.NOT_AN_EVENT),
+        (None, ProtocolErrorKind.NOT_AN_EVENT),
+    ],
+)
+def test_an_event_of_the_wrong_shape_is_refused_with_its_kind(event: object, kind: object) -> None:
+    refused = apply_event(initial_state(), event)  # type: ignore[arg-type]
+    assert isinstance(refused, Failure)
+    assert refused.failure().kind is kind
+    assert one_printable_line(str(refused.failure()))
+
+
+def test_a_state_that_is_not_a_rotation_state_is_refused() -> None:
+    refused = apply_event(None, Tick(2))  # type: ignore[arg-type]
+    assert refused.failure().kind is ProtocolErrorKind.NOT_A_STATE
+
+
+def test_a_set_of_any_kind_is_a_declined_set() -> None:
+    assert isinstance(apply_event(initial_state(), Tick(2, declined={"A"})), Success)  # type: ignore[arg-type]
+
+
+def test_records_built_by_hand_check_their_fields() -> None:
+    with pytest.raises(TypeError, match=r"RotationState\.skip_cap must be an int, not str"):
+        initial_state("2")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"RotationState\.skip_cap must be an int, not bool"):
+        initial_state(True)
+    with pytest.raises(TypeError, match=r"BacklogEntry\.lane must be a Lane"):
+        BacklogEntry("A", "high", EntryKind.WAITER)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"BacklogEntry\.request must be hashable"):
+        BacklogEntry(["A"], Lane.HIGH, EntryKind.WAITER)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"GrantBacklog\.entries"):
+        GrantBacklog([BacklogEntry("A", Lane.HIGH, EntryKind.WAITER)])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"GrantBacklog\.entries"):
+        GrantBacklog(pvector(["A"]))  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="a backlog holds BacklogEntry records"):
+        GrantBacklog().append(("A", Lane.HIGH))  # type: ignore[arg-type]

@@ -348,6 +348,7 @@ def _zero_is_a_positive_factor(shape: analysis._Shape) -> int:
 
 def _no_infinity_clash(x: analysis._Shape, y: analysis._Shape) -> analysis._Shape:
     """Wrong (ignores inf - inf = NaN): the sum of operands moving one way moves that way."""
+    # internal: a wrong rule built from the analysis's own parts, to show the check bites
     direction = analysis._join((x.direction, y.direction))
     if direction == "any":
         return analysis._ANY

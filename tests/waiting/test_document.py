@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,8 @@ from oracle.strategies import ATTRIBUTES, CONSTANTS, finite_numbers, huge_intege
 from policy.waiting import (
     FORMAT,
     MAX_DEPTH,
+    MAX_NAMES,
+    MAX_NODES,
     VERSION,
     Attr,
     Binary,
@@ -727,3 +730,160 @@ def test_a_fifo_policy_keeps_its_constants_attributes_and_timing() -> None:
     assert loaded.is_fifo
     assert loaded.constants == {"k": 2.0}
     assert loaded.timing == "enqueue"
+
+
+# --- found by hardening (issue 9)
+
+
+#: "At once": the work these inputs would cause unbounded is exponential (hours);
+#: bounded, it takes well under a second here. The bound leaves room for a loaded
+#: 2-core machine (1.2 s was seen with a second job running), not for the blow-up.
+_AT_ONCE = 10.0
+
+
+@pytest.mark.parametrize("text", [None, b'{"keys": ["serial"]}', 3, ["{}"]])
+def test_a_result_returning_loader_refuses_a_non_text_with_a_failure(text: object) -> None:
+    error = load_policy_text(text).failure()  # type: ignore[arg-type]
+    assert error.path == ""
+    assert error.message.startswith("policy text must be a str, not ")
+    assert isinstance(parse_expression(text), Failure)  # type: ignore[arg-type]
+    assert isinstance(load_policy(text), Failure)
+    assert isinstance(expr_from_json(text), Failure)
+
+
+def test_make_policy_refuses_unhashable_attribute_names_with_a_failure() -> None:
+    error = make_policy(["a"], attributes=[["a"]]).failure()  # type: ignore[list-item]
+    assert error == PolicyError("attributes", "['a'] cannot name an attribute")
+
+
+def _shared_json_chain(levels: int) -> dict[str, object]:
+    tree: dict[str, object] = {"attr": "a"}
+    for _ in range(levels):
+        tree = {"op": "+", "args": [tree, tree]}
+    return tree
+
+
+def _quick(call: Callable[[], object]) -> object:
+    started = time.perf_counter()
+    result = call()
+    assert time.perf_counter() - started < _AT_ONCE
+    return result
+
+
+def _terms(nodes: int) -> str:
+    """Key text of exactly ``nodes`` nodes (an odd count: a sum of terms)."""
+    assert nodes % 2 == 1
+    return " + ".join(["a"] * (nodes // 2 + 1))
+
+
+def test_keys_of_max_nodes_together_are_a_policy() -> None:
+    halves = [_terms(MAX_NODES // 2 - 1), f"-({_terms(MAX_NODES // 2 - 1)})", "1"]
+    policy = make_policy(halves, attributes=["a"]).unwrap()
+    assert sum(key.size for key in policy.keys) == MAX_NODES
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        lambda keys: make_policy(keys, attributes=["a"]),
+        lambda keys: load_policy({"attributes": {"a": "visible"}, "keys": keys}),
+        lambda keys: load_policy_text(json.dumps({"attributes": {"a": "visible"}, "keys": keys})),
+    ],
+    ids=["make_policy", "load_policy", "load_policy_text"],
+)
+def test_keys_of_more_than_max_nodes_together_are_refused_at_the_key_that_crosses(
+    load: Callable[[list[object]], object],
+) -> None:
+    # 9999 + 10000 + 1 nodes, then one more: the total is MAX_NODES + 1 at keys[3].
+    half = _terms(MAX_NODES // 2 - 1)
+    keys: list[object] = [half, f"-({half})", "1", "a"]
+    refused = _quick(lambda: load(keys)).failure()  # type: ignore[attr-defined]
+    assert refused.path == "keys[3]"
+    assert refused.message == (
+        f"the keys together have more than {MAX_NODES} nodes (counted as for one key:"
+        " a sub-tree used more than once counts each time it is used)"
+    )
+
+
+@pytest.mark.parametrize("count", [MAX_NODES + 1, 150_000])
+def test_more_keys_than_max_nodes_are_refused_before_any_is_read(count: int) -> None:
+    for load in (
+        lambda: make_policy(["1"] * count),
+        lambda: make_policy([Num(1)] * count),
+        lambda: load_policy({"keys": [{"num": 1}] * count}),
+        lambda: load_policy_text(json.dumps({"keys": ["1"] * count})),
+    ):
+        refused = _quick(load).failure()  # type: ignore[attr-defined]
+        assert refused.path == "keys"
+        assert refused.message.startswith(f"the keys together have more than {MAX_NODES} nodes")
+
+
+def test_exactly_max_nodes_keys_pass_the_count_and_are_read() -> None:
+    # The last key is refused for its name, not for the count: every key was read.
+    keys = [Num(1)] * (MAX_NODES - 1) + ["prmpt"]
+    refused = make_policy(keys).failure()
+    assert refused.path == f"keys[{MAX_NODES - 1}]"
+    assert refused.message.startswith("unknown name 'prmpt'")
+
+
+def test_one_shared_json_tree_in_every_key_is_built_only_up_to_the_limit() -> None:
+    # 8191 nodes each, 20,000 keys: 160 million nodes if every key were built first.
+    keys = [_shared_json_chain(12)] * MAX_NODES
+    refused = _quick(lambda: load_policy({"attributes": {"a": "visible"}, "keys": keys}))
+    assert refused.failure().path == "keys[2]"  # type: ignore[attr-defined]
+
+
+def _names(count: int) -> list[str]:
+    return [f"n{index}" for index in range(count)]
+
+
+def test_max_names_constants_and_max_names_attributes_are_a_policy() -> None:
+    constants = dict.fromkeys(_names(MAX_NAMES), 1.0)
+    attributes = [f"a{index}" for index in range(MAX_NAMES)]
+    for policy in (
+        make_policy(["n0 + a0"], constants=constants, attributes=attributes),
+        make_policy(None, constants=constants, attributes=dict.fromkeys(attributes, "visible")),
+        load_policy_text(
+            json.dumps({"let": constants, "attributes": dict.fromkeys(attributes, "visible")})
+        ),
+    ):
+        assert len(policy.unwrap().constants) == len(policy.unwrap().attributes) == MAX_NAMES
+
+
+@pytest.mark.parametrize("count", [MAX_NAMES + 1, 200_000])
+def test_more_than_max_names_constants_are_refused_at_once(count: int) -> None:
+    constants = dict.fromkeys(_names(count), 1.0)
+    for load in (
+        lambda: make_policy(None, constants=constants),
+        lambda: load_policy({"let": constants}),
+    ):
+        refused = _quick(load).failure()  # type: ignore[attr-defined]
+        assert str(refused) == f"let: {count} constants: a policy declares at most {MAX_NAMES}"
+    assert (
+        load_policy_text(json.dumps({"let": dict.fromkeys(_names(MAX_NAMES + 1), 1)}))
+        .failure()
+        .path
+        == "let"
+    )
+
+
+@pytest.mark.parametrize("count", [MAX_NAMES + 1, 150_000])
+def test_more_than_max_names_attributes_are_refused_at_once(count: int) -> None:
+    names = _names(count)
+    for load in (
+        lambda: make_policy(None, attributes=names),
+        lambda: make_policy(None, attributes=dict.fromkeys(names, "visible")),
+        lambda: load_policy({"attributes": dict.fromkeys(names, "visible")}),
+    ):
+        refused = _quick(load).failure()  # type: ignore[attr-defined]
+        assert str(refused) == (
+            f"attributes: {count} attributes: a policy declares at most {MAX_NAMES}"
+        )
+
+
+def test_the_names_limit_is_checked_before_any_member() -> None:
+    # A bad member beyond the limit is never looked at: the count alone refuses.
+    constants: dict[str, object] = dict.fromkeys(_names(MAX_NAMES), 1.0)
+    constants["bad name"] = "x"
+    assert make_policy(None, constants=constants).failure().path == "let"  # type: ignore[arg-type]
+    assert make_policy(None, attributes=[*_names(MAX_NAMES), 5]).failure().path == "attributes"  # type: ignore[list-item]

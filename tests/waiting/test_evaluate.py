@@ -312,3 +312,23 @@ def test_a_key_that_is_not_a_node_reads_as_unknown() -> None:
     # it cannot read is NaN (unknown).
     junk = cast(Expr, "prompt")
     assert math.isnan(evaluate(junk, SCOPE))
+
+
+# --- found by hardening (issue 9)
+
+
+HUGE = 10**5000  # more digits than Python writes in decimal (4300)
+
+
+def test_evaluate_with_a_hand_built_scope() -> None:
+    with pytest.raises(TypeError, match=r"Scope\.attributes must be a mapping"):
+        Scope([1], 0, 0.0, 0.0, {}, {})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Scope\.constants must be a mapping"):
+        Scope({}, 0, 0.0, 0.0, {}, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="evaluate reads names from a Scope, not NoneType"):
+        evaluate(Attr("a"), None)  # type: ignore[arg-type]
+    # Documented: what is not a number reads as NaN, even from a hand-built scope.
+    odd = Scope({"a": [1]}, "x", None, "y", {"s": "z"}, {"k": HUGE})  # type: ignore[arg-type, dict-item]
+    for text in ("a", "serial", "now", "waited", "budget_left(s)"):
+        assert math.isnan(evaluate(parse_expression(text).unwrap(), odd))
+    assert evaluate(parse_expression("k", {"k"}).unwrap(), odd) == math.inf

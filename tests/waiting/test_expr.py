@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Callable
 
 import pytest
+from returns.result import Failure
 
-from policy.waiting import QueuePolicy, WaitingQueue
+from policy.waiting import (
+    MAX_NODES,
+    QueuePolicy,
+    WaitingQueue,
+    expr_from_json,
+    load_policy,
+    make_policy,
+    parse_expression,
+)
 from policy.waiting.expr import (
     Attr,
     Binary,
@@ -21,8 +31,10 @@ from policy.waiting.expr import (
     Const,
     Expr,
     Num,
+    TreeTooLarge,
     Unary,
     Var,
+    walk,
 )
 
 BAD_NODES: list[tuple[Callable[[], object], type[Exception], str]] = [
@@ -83,3 +95,76 @@ def test_trees_that_share_a_subtree_still_compare_every_other_node() -> None:
     assert Binary("+", Num(1), shared) != Binary("+", Num(2), shared)
     assert Binary("+", Num(1), shared) == Binary("+", Num(1), shared)
     assert Cond(shared, shared, Num(1)) != Cond(shared, shared, Num(-1))
+
+
+# --- found by hardening (issue 9)
+
+
+#: "At once": the work these inputs would cause unbounded is exponential (hours);
+#: bounded, it takes well under a second here. The bound leaves room for a loaded
+#: 2-core machine (1.2 s was seen with a second job running), not for the blow-up.
+_AT_ONCE = 10.0
+
+
+def _shared_chain(levels: int) -> object:
+    tree: object = Attr("a")
+    for _ in range(levels):
+        tree = Binary("+", tree, tree)  # type: ignore[arg-type]
+    return tree
+
+
+def _shared_json_chain(levels: int) -> dict[str, object]:
+    tree: dict[str, object] = {"attr": "a"}
+    for _ in range(levels):
+        tree = {"op": "+", "args": [tree, tree]}
+    return tree
+
+
+def test_show_once_a_shared_sub_tree_is_exponential_in_its_objects() -> None:
+    tree = _shared_chain(12)  # 13 objects
+    assert tree.size == 2**13 - 1  # type: ignore[attr-defined]
+    assert len(list(walk(tree))) == 2**13 - 1  # type: ignore[arg-type]
+
+
+def test_a_30_level_shared_chain_of_objects_is_refused_at_once() -> None:
+    started = time.perf_counter()
+    with pytest.raises(TreeTooLarge, match=f"more than {MAX_NODES} nodes"):
+        _shared_chain(30)
+    assert time.perf_counter() - started < _AT_ONCE
+
+
+def test_a_30_level_shared_json_chain_is_refused_with_its_path_at_once() -> None:
+    started = time.perf_counter()
+    error = expr_from_json(_shared_json_chain(30), "keys[0]").failure()
+    document = {"attributes": {"a": "visible"}, "keys": [_shared_json_chain(30)]}
+    loaded = load_policy(document).failure()
+    assert time.perf_counter() - started < _AT_ONCE
+    for refused in (error, loaded):
+        assert refused.path.startswith("keys[0].args[0]")
+        assert f"more than {MAX_NODES} nodes" in refused.message
+
+
+def test_many_uses_of_one_large_sub_tree_are_counted_without_building_them() -> None:
+    # One 16383-node sub-tree, used 1000 times by a min(): 16 million nodes as evaluated.
+    big = _shared_json_chain(13)
+    started = time.perf_counter()
+    error = expr_from_json({"op": "min", "args": [big] * 1000}).failure()
+    assert time.perf_counter() - started < _AT_ONCE
+    assert error.path == ""
+    assert "more than" in error.message
+    with pytest.raises(TreeTooLarge):
+        Call("min", (_shared_chain(13),) * 1000)  # type: ignore[arg-type]
+
+
+def test_a_json_tree_that_contains_itself_is_refused() -> None:
+    node: dict[str, object] = {"op": "-", "args": []}
+    node["args"] = [node]
+    assert expr_from_json(node).failure().message == "an expression tree cannot contain itself"
+
+
+def test_key_text_beyond_the_limit_is_refused_where_it_becomes_too_large() -> None:
+    fits = " + ".join(["a"] * (MAX_NODES // 2))  # 19999 nodes
+    assert parse_expression(fits).unwrap().size == MAX_NODES - 1
+    error = parse_expression(fits + " + a + a").failure()
+    assert (error.line, error.column) == (1, len(fits) + 6)  # the token after the 20001st node
+    assert isinstance(make_policy([fits + " + a + a"], attributes=["a"]), Failure)

@@ -444,3 +444,14 @@ def test_an_unexpected_character_is_reported_at_its_line_and_column(
     text: str, expected: str
 ) -> None:
     assert str(error_of(text)) == expected
+
+
+# --- found by hardening (issue 9)
+
+
+@pytest.mark.parametrize("constants", [None, 3, "abc", b"abc"])
+def test_parse_expression_refuses_constants_that_are_not_names_with_a_failure(
+    constants: object,
+) -> None:
+    error = parse_expression("a", constants).failure()  # type: ignore[arg-type]
+    assert error.message.startswith("constants must be a collection of names, not ")

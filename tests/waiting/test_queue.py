@@ -1,4 +1,5 @@
-"""The immutable waiting queue: unit tests and a state machine against a plain list."""
+"""The immutable waiting queue: unit tests (its one model-based machine is
+tests/waiting/test_queue_machine.py)."""
 
 from __future__ import annotations
 
@@ -8,28 +9,20 @@ import re
 import sys
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import FrameType
 
 import pytest
-from hypothesis import settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from returns.maybe import Nothing, Some
 from returns.result import Failure
 
 from policy.waiting import (
-    Admitted,
     AttributeView,
-    Blocked,
     Moment,
-    QueueEmpty,
     QueueError,
     QueuePolicy,
     WaitingEntry,
     WaitingQueue,
     ascend_fcfs_lanes,
-    attempt_admission,
     fifo,
     make_policy,
     select_waiting,
@@ -162,141 +155,6 @@ def test_requeue_is_a_fresh_entry_at_the_front() -> None:
     ]
     assert queue.index_of("a") == Some(2)
     assert queue.index_of("z") == Nothing
-
-
-@dataclass
-class Model:
-    identity: int
-    priority: float
-    enqueued_at: float
-    resumed: bool
-
-
-PRIORITY = static_priority()
-PRIORITIES = st.sampled_from([0.0, -0.0, 1.0, 2.0, math.inf, math.nan])
-
-
-class QueueAgainstAList(RuleBasedStateMachine):
-    """Every operation of the queue mirrored on a plain list of records."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.queue = WaitingQueue()
-        self.model: list[Model] = []
-        self.now = 0.0
-        self.next_identity = 0
-        self.gone: list[int] = []  # identities that left: they may come back
-
-    def fresh(self) -> int:
-        self.next_identity += 1
-        return self.next_identity
-
-    def ids(self) -> list[int]:
-        return [record.identity for record in self.model]
-
-    @rule(delay=st.sampled_from([0.0, 0.5, 1.0]))
-    def time_passes(self, delay: float) -> None:
-        self.now += delay
-
-    @rule(priority=PRIORITIES, returning=st.booleans())
-    def append(self, priority: float, returning: bool) -> None:
-        identity = self.gone.pop() if returning and self.gone else self.fresh()
-        made = self.queue.append(
-            PRIORITY, identity, {"priority": priority}, serial=identity, now=self.now
-        )
-        self.queue = made.unwrap()
-        self.model.append(Model(identity, priority, self.now, resumed=False))
-
-    @rule(priority=PRIORITIES, returning=st.booleans())
-    def requeue_preempted(self, priority: float, returning: bool) -> None:
-        identity = self.gone.pop() if returning and self.gone else self.fresh()
-        made = self.queue.requeue_preempted(
-            PRIORITY, identity, {"priority": priority}, serial=identity, now=self.now
-        )
-        self.queue = made.unwrap()
-        self.model.insert(0, Model(identity, priority, self.now, resumed=True))
-
-    @precondition(lambda self: self.model)
-    @rule(data=st.data(), front=st.booleans())
-    def duplicate_is_refused(self, data: st.DataObject, front: bool) -> None:
-        identity = data.draw(st.sampled_from(self.ids()))
-        if front:
-            made = self.queue.requeue_preempted(
-                PRIORITY, identity, {"priority": 0}, serial=0, now=self.now
-            )
-        else:
-            made = self.queue.append(PRIORITY, identity, {"priority": 0}, serial=0, now=self.now)
-        assert isinstance(made, Failure)
-
-    @precondition(lambda self: self.model)
-    @rule(data=st.data())
-    def remove(self, data: st.DataObject) -> None:
-        identity = data.draw(st.sampled_from(self.ids()))
-        self.queue = self.queue.remove(identity).unwrap()
-        self.model = [record for record in self.model if record.identity != identity]
-        self.gone.append(identity)
-
-    @rule()
-    def remove_absent_is_refused(self) -> None:
-        assert isinstance(self.queue.remove(-1), Failure)
-
-    @rule(fits=st.booleans())
-    def admit_fifo(self, fits: bool) -> None:
-        outcome = attempt_admission(self.queue, fifo(), Moment(self.now), lambda _: fits)
-        if not self.model:
-            assert outcome == QueueEmpty()
-        elif not fits:
-            assert isinstance(outcome, Blocked)
-            assert outcome.selection.entry.identity == self.model[0].identity
-            assert outcome.queue is self.queue
-        else:
-            assert isinstance(outcome, Admitted)
-            assert outcome.entry.identity == self.model[0].identity
-            self.queue = outcome.queue
-            self.gone.append(self.model.pop(0).identity)
-
-    @rule()
-    def select_by_priority(self) -> None:
-        got = select_waiting(self.queue, PRIORITY, Moment(self.now)).map(lambda s: s.entry.identity)
-        if not self.model:
-            assert got == Nothing
-            return
-        if self.model[0].resumed:
-            expected = self.model[0].identity
-        else:
-            # NaN priorities last; among equals the earliest
-            def rank(pair: tuple[int, Model]) -> tuple[bool, float, int]:
-                index, record = pair
-                nan = math.isnan(record.priority)
-                return (nan, 0.0 if nan else record.priority, index)
-
-            expected = min(enumerate(self.model), key=rank)[1].identity
-        assert got == Some(expected)
-
-    @invariant()
-    def same_entries_in_the_same_order(self) -> None:
-        assert [(e.identity, e.enqueued_at, e.resumed) for e in self.queue] == [
-            (r.identity, r.enqueued_at, r.resumed) for r in self.model
-        ]
-        for entry, record in zip(self.queue, self.model, strict=True):
-            stored = entry.attributes["priority"]
-            assert stored == record.priority or (math.isnan(stored) and math.isnan(record.priority))
-
-    @invariant()
-    def no_duplicates_and_resumed_entries_form_a_prefix(self) -> None:
-        identities = [entry.identity for entry in self.queue]
-        assert len(identities) == len(set(identities))
-        flags = [entry.resumed for entry in self.queue]
-        assert flags == sorted(flags, reverse=True)
-
-
-QueueAgainstAList.TestCase.settings = settings(max_examples=60, stateful_step_count=30)
-TestQueueAgainstAList = QueueAgainstAList.TestCase
-
-
-def test_make_policy_for_the_machine_is_enqueue_timed() -> None:
-    assert PRIORITY.timing == "enqueue"
-    assert make_policy(["priority"], attributes=["priority"], timing="enqueue").unwrap() == PRIORITY
 
 
 # --- letting go: a version holds nothing that left it (issue 27)
@@ -515,3 +373,47 @@ def test_a_moment_refuses_what_is_not_a_number_showing_it(
 ) -> None:
     with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         Moment(now, budgets)  # type: ignore[arg-type]
+
+
+# --- found by hardening (issue 9)
+
+
+def _queue() -> WaitingQueue:
+    return WaitingQueue().append(fifo(), "a", {"n": 1}, serial=0, now=0.0).unwrap()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"policy": None}, "the policy must be a QueuePolicy"),
+        ({"identity": ["b"]}, "an identity must be hashable"),
+        ({"attributes": {5: 1}}, "an attribute name must be text, not 5"),
+        ({"attributes": {"n": "1"}}, "attribute 'n' must be a number or a boolean"),
+        ({"ever_fits": 3}, "ever_fits must be a function or None, not 3"),
+        ({"now": "0"}, "now must be a number"),
+    ],
+)
+def test_the_queue_refuses_a_wrong_type_with_a_queue_error(
+    arguments: dict[str, object], message: str
+) -> None:
+    given: dict[str, object] = {
+        "policy": fifo(),
+        "identity": "b",
+        "attributes": {"n": 1},
+        "serial": 1,
+        "now": 1.0,
+    }
+    given.update(arguments)
+    policy, identity = given.pop("policy"), given.pop("identity")
+    attributes = given.pop("attributes")
+    for operation in (_queue().append, _queue().requeue_preempted):
+        refused = operation(policy, identity, attributes, **given)  # type: ignore[arg-type]
+        assert isinstance(refused, Failure)
+        assert isinstance(refused.failure(), QueueError)
+        assert message in refused.failure().message
+
+
+def test_removing_an_unhashable_identity_says_so() -> None:
+    assert _queue().remove(["a"]).failure().message == (  # type: ignore[arg-type]
+        "an identity must be hashable and equal to itself"
+    )

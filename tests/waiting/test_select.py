@@ -37,6 +37,7 @@ from policy.waiting import (
     evaluate,
     fifo,
     load_policy,
+    make_entry,
     make_policy,
     select_reference,
     select_waiting,
@@ -548,3 +549,69 @@ def test_an_admission_with_another_policy_is_the_plain_definition(name: str) -> 
     assert isinstance(blocked, Blocked)
     assert blocked.selection == reference
     assert blocked.queue is queue
+
+
+# --- found by hardening (issue 9)
+
+
+def _one_waiting() -> WaitingQueue:
+    return WaitingQueue().append(fifo(), "a", {"n": 1}, serial=0, now=0.0).unwrap()
+
+
+SELECTIONS: list[Callable[..., object]] = [
+    select_waiting,
+    select_reference,
+    dispatch_order,
+    lambda q, p, m: attempt_admission(q, p, m, bool),
+    lambda q, p, m: admit_many(q, p, m, bool),
+]
+
+
+SELECTION_NAMES = [
+    "select_waiting",
+    "select_reference",
+    "dispatch_order",
+    "attempt_admission",
+    "admit_many",
+]
+
+
+@pytest.mark.parametrize("call", SELECTIONS, ids=SELECTION_NAMES)
+@pytest.mark.parametrize(
+    ("position", "wrong", "message"),
+    [
+        (0, 0, "queue must be a WaitingQueue, not int"),
+        (1, None, "policy must be a QueuePolicy, not NoneType"),
+        (2, 0.0, "moment must be a Moment, not float"),
+    ],
+)
+def test_selection_refuses_a_wrong_type_at_the_call(
+    call: Callable[..., object],
+    position: int,
+    wrong: object,
+    message: str,
+) -> None:
+    arguments: list[object] = [_one_waiting(), fifo(), Moment(0.0)]
+    arguments[position] = wrong
+    with pytest.raises(TypeError, match=message):
+        call(*arguments)  # dispatch_order too: at the call, not at the first next()
+
+
+def test_the_admission_callbacks_and_limit_are_checked() -> None:
+    queue, policy, moment = _one_waiting(), fifo(), Moment(0.0)
+    with pytest.raises(TypeError, match="fits must be a function of an entry, not NoneType"):
+        attempt_admission(queue, policy, moment, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="next_moment must be a function or None"):
+        admit_many(queue, policy, moment, bool, next_moment=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="limit must be an int or None, not str"):
+        admit_many(queue, policy, moment, bool, limit="3")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="limit must be at least 0, not -1"):
+        admit_many(queue, policy, moment, bool, limit=-1)
+    with pytest.raises(TypeError, match="index must be an int, not str"):
+        queue.without_index("0")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="budget_left must be keyed by stage names"):
+        Moment(0.0, {5: 1.0})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match=r"WaitingEntry\.identity must be hashable"):
+        make_entry(["a"], {}, 0, 0.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"WaitingEntry\.attributes"):
+        make_entry("a", {"n": "1"}, 0, 0.0)  # type: ignore[dict-item]

@@ -45,7 +45,7 @@ from policy.waiting.modes import Timing
 def _forced(path: str, lanes: LanePlan | None = None) -> Iterator[None]:
     """Every plan made meanwhile has its path forced, as a wrong analysis would choose
     it (the memo of plans is this module's to clear: plans are made once per policy)."""
-    made = plan_module._made
+    made = plan_module._made  # internal: where plans are made, the seam to force a path
 
     def forced(*arguments: object) -> plan_module.KeyPlan:
         plan = made(*arguments)  # type: ignore[arg-type]

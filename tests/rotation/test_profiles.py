@@ -96,7 +96,7 @@ def test_the_model_check_explores_the_mlxcel_rules() -> None:
 def test_the_model_check_catches_a_transition_that_loses_the_profile(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real: Any = protocol._stepped
+    real: Any = protocol._stepped  # internal: the one seam every transition passes
 
     def losing(state: RotationState, outcome: Any) -> Any:
         if outcome is protocol._CONTINUE:  # one transition drops to the seed's rules

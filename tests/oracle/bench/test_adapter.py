@@ -41,6 +41,7 @@ def test_the_section_is_registered() -> None:
 
 
 def test_restoring_brings_the_adapter_back_to_its_requests() -> None:
+    # internal: the bench's own setup and work are what these tests check
     for name in adapter.QUEUES:
         setup = adapter._setup(name, 300, 100)
         before = sorted(ids(setup.queue))
@@ -51,7 +52,8 @@ def test_restoring_brings_the_adapter_back_to_its_requests() -> None:
 
 
 def test_the_kernel_side_does_the_same_work() -> None:
-    # Each kernel run is fed the adapter's own version; it must accept it and not raise.
+    # internal (_setup, _work): the bench's own parts. Each kernel run is fed the
+    # adapter's own version; it must accept it and not raise.
     for name in adapter.QUEUES:
         setup = adapter._setup(name, 300, 100)
         for measured in adapter._work(setup, 100):

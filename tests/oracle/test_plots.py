@@ -14,7 +14,7 @@ from oracle.harness.rotation_scenario import RotationScenario
 from oracle.harness.scenarios import load_scenario
 from oracle.simulate.run import Comparison, as_document, compare, percentile
 
-GOLDEN = Path(__file__).resolve().parent.parent / "oracle" / "golden"
+GOLDEN = Path(__file__).resolve().parents[2] / "oracle" / "golden"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

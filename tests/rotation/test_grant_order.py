@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pvector
@@ -17,6 +18,7 @@ from policy import (
     next_grant_index,
     take_next_grantee,
 )
+from policy.rotation import decisions
 
 entries_lists = st.lists(st.tuples(lanes, st.integers(0, 5)), max_size=6)
 skip_caps = st.integers(1, 4)
@@ -126,3 +128,40 @@ def test_an_entry_enters_the_backlog_with_no_skips(entry: BacklogEntry) -> None:
     # A parked job re-enters at the back as a new entry: its old count is gone.
     backlog = GrantBacklog().append(entry)
     assert [(e.request, e.skipped) for e in backlog] == [(entry.request, 0)]
+
+
+# --- found by hardening (issue 9)
+
+
+def test_show_once_next_grant_index_read_a_map_by_key() -> None:
+    entries = {(Lane.LOW, 0): 1, (Lane.HIGH, 0): 2}
+    with pytest.raises(KeyError):  # the old failure: the rule reads entries[0]
+        decisions.grant_position(entries, 2)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("entries", "name"),
+    [
+        ({(Lane.LOW, 0): 1, (Lane.HIGH, 0): 2}, "dict"),
+        ({(Lane.LOW, 0), (Lane.HIGH, 0)}, "set"),
+        (frozenset(), "frozenset"),
+        ("", "str"),
+        (b"", "bytes"),
+        (None, "NoneType"),
+        (iter([(Lane.LOW, 0)]), "list_iterator"),
+    ],
+)
+def test_next_grant_index_refuses_entries_that_are_not_a_sequence(
+    entries: object, name: str
+) -> None:
+    with pytest.raises(
+        TypeError, match=rf"^entries must be a sequence of \(Lane, skipped\) pairs, not {name}$"
+    ):
+        next_grant_index(entries)  # type: ignore[arg-type]
+
+
+def test_next_grant_index_reads_any_sequence() -> None:
+    entries = [(Lane.LOW, 0), (Lane.HIGH, 0)]
+    for sequence in (entries, tuple(entries), pvector(entries)):
+        assert next_grant_index(sequence).unwrap() == 1
+    assert next_grant_index(()).value_or(None) is None

@@ -1,5 +1,5 @@
 """The kit catches deliberately broken implementations given as Python callables, each
-with the smallest counterexample (tests/conformance/broken.py lists the faults)."""
+with the smallest counterexample (tests/oracle/conformance/broken.py lists the faults)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ from policy import (
     next_grant_index,
     take_next_grantee,
 )
-from tests.conformance import broken
+from tests.oracle.conformance import broken
 
 SMALL_PROTOCOL = ProtocolBounds(skip_caps=(2,), largest_budget=1, max_depth=4)
 SMALL_GRANTS = GrantOrderBounds(longest=2, largest_skips=3)

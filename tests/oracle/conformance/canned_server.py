@@ -1,5 +1,5 @@
 """A stand-in process that answers each request line with the next of its arguments,
-as given (``python -m tests.conformance.canned_server LINE...``), then reads until
+as given (``python -m tests.oracle.conformance.canned_server LINE...``), then reads until
 its stdin closes: for answers no real implementation would write."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ added, written as JSON text; (b) raw bytes, and golden files with bytes changed.
 In the suite the examples are few, for a bounded run (under ~20 s); a longer
 run explores many more, from fresh seeds:
 
-    HYPOTHESIS_PROFILE=fuzz .venv/bin/python -m pytest tests/test_fuzz.py
+    HYPOTHESIS_PROFILE=fuzz .venv/bin/python -m pytest tests/cli/test_fuzz.py
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from policy.waiting import (
     select_waiting,
     vllm_priority,
 )
-from tests.conformance import broken
+from tests.oracle.conformance import broken
 
 ASCEND = own_policy("ascend-aging", dict(dump_policy(ascend_fcfs_lanes(128, 3.0))))
 VLLM = own_policy("vllm-priority", dict(dump_policy(vllm_priority())))

@@ -19,7 +19,7 @@ from oracle.conformance import (
     verify_against_command,
 )
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "conformance.md"
 
 
 def example(name: str) -> str:

@@ -9,8 +9,22 @@ from pathlib import Path
 
 import pytest
 
+import oracle.cli
+import oracle.harness.render
+import oracle.harness.replay_files
+import oracle.harness.scenarios
+from oracle.harness.rotation_replay import replay_rotation
+from oracle.harness.rotation_scenario import RotationScenario
 from oracle.harness.scenarios import golden_paths
-from tests.replay_helpers import assert_refused_in_one_line, replay, write
+from tests.replay_helpers import (
+    PASSING,
+    assert_refused_in_one_line,
+    one_line,
+    replay,
+    replay_captured,
+    rotation_doc,
+    write,
+)
 
 BUDGET_2 = "[(A,2),(B,2),(A,2),(B,1)]"
 BUDGET_1 = "[(A,2),(B,1),(A,1),(B,1),(A,1),(B,1)]"
@@ -48,17 +62,6 @@ def test_json_objects_follow_the_contract() -> None:
         "outcomes": {"A": "completed", "B": "completed"},
         "passed": True,
     }
-
-
-def rotation_doc(**changes: object) -> dict[str, object]:
-    doc: dict[str, object] = {
-        "kind": "rotation",
-        "name": "t",
-        "budget": 2,
-        "requests": [{"id": "A", "slices": 4}, {"id": "B", "slices": 3}],
-    }
-    doc.update(changes)
-    return doc
 
 
 def test_wrong_expectation_exits_1(tmp_path: Path) -> None:
@@ -215,3 +218,149 @@ def test_a_late_arrival_costs_no_idle_ticks(tmp_path: Path) -> None:
     status, text = replay("--json", str(write(tmp_path, doc)))
     assert status == 0
     assert json.loads(text)["grants"] == [["A", 2], ["B", 2]]
+
+
+# --- found by hardening (issue 9)
+
+
+def _raising_for(name: str, error: BaseException) -> object:
+    real = replay_rotation
+
+    def raising(scenario: RotationScenario) -> object:
+        if scenario.name == name:
+            raise error
+        return real(scenario)
+
+    return raising
+
+
+def test_a_crash_in_one_scenario_is_its_one_line_and_the_rest_still_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, rotation_doc("one"), "a.json")
+    boom = write(tmp_path, rotation_doc("boom"), "b.json")
+    write(tmp_path, rotation_doc("three"), "c.json")
+    error = RuntimeError("boom\npolicy-kernel: forged")
+    monkeypatch.setattr(oracle.harness.render, "replay_rotation", _raising_for("boom", error))
+    status, out, err = replay_captured(str(tmp_path))
+    assert status == 2  # not 1: a file the harness cannot replay is a bad file
+    assert one_line(err) == (
+        f"policy-kernel: {boom}: cannot replay: internal error: "
+        "RuntimeError: boom\\npolicy-kernel: forged"
+    )
+    assert "one (rotation)" in out
+    assert "three (rotation)" in out
+    assert out.endswith("replay: 0 passed, 0 failed, 1 bad, 2 without expect\n")
+
+
+def test_a_crash_while_loading_is_isolated_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, rotation_doc())
+
+    def read_scenario(_doc: object) -> object:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(oracle.harness.scenarios, "read_scenario", read_scenario)
+    status, _, err = replay_captured(str(path))
+    assert status == 2
+    assert one_line(err).endswith(
+        "cannot replay: internal error: ZeroDivisionError: division by zero"
+    )
+
+
+def test_a_crash_half_way_through_a_table_prints_no_part_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, rotation_doc("half"))
+
+    def format_grant_log(_grants: object) -> str:  # called after the table's first line
+        raise KeyError("grants")
+
+    monkeypatch.setattr(oracle.harness.render, "format_grant_log", format_grant_log)
+    status, out, err = replay_captured(str(path))
+    assert status == 2
+    assert "half" not in out
+    assert out == "replay: 0 passed, 0 failed, 1 bad, 0 without expect\n"
+    one_line(err)
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise ValueError("no text")
+
+
+def test_an_error_that_cannot_be_shown_is_named_by_its_type(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, rotation_doc("boom"))
+    monkeypatch.setattr(
+        oracle.harness.render, "replay_rotation", _raising_for("boom", _Unprintable())
+    )
+    status, _, err = replay_captured(str(path))
+    assert status == 2
+    assert one_line(err).endswith("cannot replay: internal error: _Unprintable")
+
+
+def test_a_long_error_text_is_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, rotation_doc("boom"))
+    error = RuntimeError("x" * 10_000)
+    monkeypatch.setattr(oracle.harness.render, "replay_rotation", _raising_for("boom", error))
+    status, _, err = replay_captured(str(path))
+    assert status == 2
+    assert one_line(err).endswith("x... (10,014 characters)")  # policy.text.cut's rule
+    assert len(err) < len(str(path)) + 300
+
+
+def test_an_interrupt_is_not_swallowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, rotation_doc("boom"))
+    monkeypatch.setattr(
+        oracle.harness.render, "replay_rotation", _raising_for("boom", KeyboardInterrupt())
+    )
+    with pytest.raises(KeyboardInterrupt):
+        replay_captured(str(path))
+
+
+def test_the_summary_counts_every_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, rotation_doc("passes", expect=PASSING), "1.json")
+    write(tmp_path, rotation_doc("fails", expect={"grants": []}), "2.json")
+    write(tmp_path, rotation_doc("unchecked"), "3.json")
+    write(tmp_path, rotation_doc(budget=-1), "4.json")
+    write(tmp_path, rotation_doc("boom"), "5.json")
+    monkeypatch.setattr(
+        oracle.harness.render, "replay_rotation", _raising_for("boom", RuntimeError())
+    )
+    status, out, err = replay_captured(str(tmp_path))
+    assert status == 2  # a bad file outranks a failed expectation
+    assert err.count("\n") == 2
+    assert out.endswith("replay: 1 passed, 1 failed, 2 bad, 1 without expect\n")
+    status, out, _ = replay_captured("--json", str(tmp_path))
+    assert status == 2
+    # --json: the scenario objects only, no summary object (the exit status sums up)
+    assert [json.loads(line)["name"] for line in out.splitlines()] == [
+        "passes",
+        "fails",
+        "unchecked",
+    ]
+
+
+def test_output_grows_with_grants_not_with_the_length_of_ids(tmp_path: Path) -> None:
+    # A 100 KB id granted 10,000 times printed 500 MB (text and --json alike): ids
+    # are at most 200 characters, so each grant costs about that much, whole.
+    def doc(a: str, b: str) -> dict[str, object]:
+        requests = [{"id": a, "slices": 5_000}, {"id": b, "slices": 5_000}]
+        return rotation_doc(budget=1, requests=requests)
+
+    status, _, err = replay_captured(str(write(tmp_path, doc("x" * 100_000, "B"))))
+    assert status == 2
+    assert "requests[0].id: 'xxx" in one_line(err)
+    assert len(err) < 400
+    # At the limit, ids that escape to 6 characters each: 1,200 characters a grant.
+    path = write(tmp_path, doc("\u2028" * 200, "\u2029" * 200), "at-the-limit.json")
+    status, out, _ = replay_captured("--json", str(path))
+    grants = len(json.loads(out)["grants"])
+    assert (status, grants > 9_000) == (0, True)
+    assert len(out) < 1_300 * grants + 10_000
+    status, out, _ = replay_captured(str(path))
+    assert status == 0
+    assert 1_200 * grants < len(out) < 1_300 * grants + 10_000

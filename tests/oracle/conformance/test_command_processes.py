@@ -25,7 +25,7 @@ import pytest
 
 from oracle.conformance import CommandImplementation, ImplementationBroken, verify_against_command
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PYTHON = shlex.quote(sys.executable)
 HELLO = '{"id": 0, "answer": {"protocol": 1, "decisions": ["backlog_admits"]}}'
 
@@ -50,7 +50,7 @@ def gone(pid: int, within: float = 2.0) -> bool:
 
 @pytest.fixture
 def pid_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.chdir(ROOT)  # python -m tests.conformance...
+    monkeypatch.chdir(ROOT)  # python -m tests.oracle.conformance...
     path = tmp_path / "grandchild.pid"
     yield path
     if path.exists():  # whatever the verdict, leave nothing behind
@@ -114,7 +114,7 @@ def test_shutdown_is_quick_even_when_sigterm_is_ignored(pid_file: Path) -> None:
 )
 def test_a_signal_to_verify_ends_the_group(pid_file: Path, number: int, status: int) -> None:
     server = forking(
-        pid_file, f"exec {PYTHON} -m tests.conformance.canned_server {shlex.quote(HELLO)}"
+        pid_file, f"exec {PYTHON} -m tests.oracle.conformance.canned_server {shlex.quote(HELLO)}"
     )
     verify = subprocess.Popen(
         [sys.executable, "-m", "oracle.cli", "verify", "--quick", "--against-command", server],

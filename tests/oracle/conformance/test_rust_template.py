@@ -15,7 +15,7 @@ import pytest
 
 from oracle.conformance import verify_against_command
 
-SOURCE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "conformance_server.rs"
+SOURCE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "conformance_server.rs"
 ROTATION_CHECKS = (
     "grant expiry",
     "backlog cap",

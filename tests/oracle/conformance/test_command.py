@@ -1,7 +1,7 @@
 """The JSON-lines protocol: the kernel's own server agrees, a broken foreign process is
 caught, and a process that breaks the protocol ends the run with one line, exit 2.
 
-The foreign processes are ``tests/conformance/foreign_server.py`` (the kernel with
+The foreign processes are ``tests/oracle/conformance/foreign_server.py`` (the kernel with
 one fault); each test starts one or two (about half a second each).
 """
 
@@ -31,14 +31,14 @@ from oracle.conformance import (
 )
 from oracle.conformance.properties import property_check_tick_protocol
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PYTHON = shlex.quote(sys.executable)
 KERNEL_SERVER = f"{PYTHON} -m oracle.conformance.kernel_server"
 FAST = ("grant expiry", "backlog cap")
 
 
 def foreign(fault: str) -> str:
-    return f"{PYTHON} -m tests.conformance.foreign_server {fault}"
+    return f"{PYTHON} -m tests.oracle.conformance.foreign_server {fault}"
 
 
 def run(
@@ -57,7 +57,7 @@ def run(
 
 @pytest.fixture(autouse=True)
 def _at_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)  # python -m tests.conformance.foreign_server
+    monkeypatch.chdir(ROOT)  # python -m tests.oracle.conformance.foreign_server
 
 
 def test_the_kernel_server_agrees_on_every_decision() -> None:

@@ -1,5 +1,5 @@
 """A stand-in foreign implementation: the kernel speaking the conformance protocol,
-with one deliberate fault (``python -m tests.conformance.foreign_server FAULT``).
+with one deliberate fault (``python -m tests.oracle.conformance.foreign_server FAULT``).
 
 Faults of a decision (the process answers, wrongly): ``expiry-strict``,
 ``declined-ignored``, ``ties-later``. Faults of the process, at its ``N``-th
@@ -35,7 +35,7 @@ from policy import (
     take_next_grantee,
 )
 from policy.waiting import attempt_admission, select_waiting
-from tests.conformance import broken
+from tests.oracle.conformance import broken
 
 
 def _cap_2_only(take: Callable[..., Any]) -> Callable[..., Any]:

@@ -18,13 +18,13 @@ from oracle.cli import main
 from oracle.conformance import CommandImplementation, verify_against_command
 from oracle.conformance.wire import MAX_DEPTH, WireError, read_line
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HELLO = '{"id": 0, "answer": {"protocol": 1, "decisions": ["backlog_admits"]}}'
 
 
 def canned(*lines: str) -> str:
     """A command answering each request with the next of ``lines``."""
-    return shlex.join([sys.executable, "-m", "tests.conformance.canned_server", *lines])
+    return shlex.join([sys.executable, "-m", "tests.oracle.conformance.canned_server", *lines])
 
 
 def run(command: str) -> tuple[int, str]:

@@ -31,21 +31,21 @@ from oracle.conformance.own_policies import own_policy
 from oracle.conformance.properties import property_check_grant_order
 from policy import BacklogEntry, GrantBacklog, take_next_grantee
 from policy.waiting import dump_policy, vllm_priority
-from tests.conformance import broken
+from tests.oracle.conformance import broken
 
 VLLM = own_policy("vllm-priority", dict(dump_policy(vllm_priority())))
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PYTHON = shlex.quote(sys.executable)
 
 
 def foreign(fault: str) -> str:
-    return f"{PYTHON} -m tests.conformance.foreign_server {fault}"
+    return f"{PYTHON} -m tests.oracle.conformance.foreign_server {fault}"
 
 
 @pytest.fixture(autouse=True)
 def _at_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)  # python -m tests.conformance.foreign_server
+    monkeypatch.chdir(ROOT)  # python -m tests.oracle.conformance.foreign_server
 
 
 def _cap_2(backlog: GrantBacklog, skip_cap: int) -> Maybe[tuple[BacklogEntry, GrantBacklog]]:
