@@ -341,6 +341,25 @@ MUTANTS = [
         "                request = self._requests[chosen[0].identity]\n"
         "                if admissions.count >= CHUNK:",
     ),
+    # the SGLang plugin
+    Mutant(
+        "the sglang mirror ties on priority alone",
+        "policy/adapters/sglang.py",
+        'keys = ["priority_rank", "entry_time"] if config.priority_scheduling else []',
+        'keys = ["priority_rank"] if config.priority_scheduling else []',
+    ),
+    Mutant(
+        "a retracted request back keeps its old stay",
+        "policy/adapters/sglang.py",
+        "if stay is None or stay.retraction_count != req.retraction_count:",
+        "if stay is None:",
+    ),
+    Mutant(
+        "a changed matched prefix is not read again",
+        "policy/adapters/sglang.py",
+        "            elif self._changing:\n",
+        "            elif False:\n",
+    ),
     # the harness engines (their checks are the golden files and the engine properties)
     Mutant(
         "pool admits before arrivals",

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from policy.adapters.policy_file import read_policy_file
+from policy.adapters.settings import ENV_VAR, is_policy_file, read_ready_made
 from policy.adapters.vllm import (
     FACTORY_QUEUES,
     WaitingRequestQueue,
@@ -68,8 +69,6 @@ __all__ = [
     "queue_choice",
 ]
 
-#: The environment variable that names the policy.
-ENV_VAR: Final = "POLICY_KERNEL_QUEUE"
 #: The key of vLLM's ``additional_config`` (``--additional-config``) that names it
 #: when the environment variable is unset or empty.
 CONFIG_KEY: Final = "policy_kernel_queue"
@@ -139,35 +138,10 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def _number(text: str) -> int | float:
-    """``"256"`` is an int, ``"0.5"`` a float; anything else a ``ValueError``."""
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)  # a ValueError names the text
-
-
 def _ready_made(value: str) -> Make:
     """The ready-made queue ``value`` names; a ``ValueError`` with the reason."""
-    name, _, rest = value.partition(":")
-    found = READY_MADE.get(name.strip())
-    if found is None:
-        raise ValueError(
-            f"unknown policy name {name.strip()!r}: the ready-made names are"
-            f" {', '.join(READY_MADE)}; a policy file's path ends in .json or holds a '/'"
-        )
-    make, accepted = found
-    arguments: dict[str, int | float] = {}
-    for item in filter(None, (part.strip() for part in rest.split(","))):
-        key, equals, text = (side.strip() for side in item.partition("="))
-        if not equals or key not in accepted:
-            takes = f"takes {', '.join(accepted)}" if accepted else "takes no arguments"
-            raise ValueError(f"{name.strip()} {takes} (name:key=value,...), not {item!r}")
-        try:
-            arguments[key] = _number(text)
-        except ValueError:
-            raise ValueError(f"{key} must be a number, not {text!r}") from None
-    return functools.partial(make, **arguments)
+    name, arguments = read_ready_made(value, {n: keys for n, (_, keys) in READY_MADE.items()})
+    return functools.partial(READY_MADE[name][0], **arguments)
 
 
 def _policy_file(value: str) -> Make:
@@ -226,7 +200,7 @@ def queue_choice(
             _one_line(f"{where}={found!r}: must be a policy name or a policy file's path")
         )
     value = found.strip()
-    is_file = value.endswith(".json") or "/" in value or os.sep in value
+    is_file = is_policy_file(value, os.sep)
     try:
         make = _policy_file(value) if is_file else _ready_made(value)
         for configured in ("fcfs", "priority"):

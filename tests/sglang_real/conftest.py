@@ -1,0 +1,33 @@
+"""Fixtures of the tests against SGLang's real objects (``./dev test-sglang``): SGLang's
+names, imported once per session with its server arguments published (its
+``calc_priority`` reads them). Importing this file needs no SGLang: the project's own
+suite collects tests/sglang_real and skips every test there."""
+
+from __future__ import annotations
+
+import importlib
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def sg() -> Any:
+    """SGLang's ``Req``, ``SamplingParams``, ``SchedulePolicy`` and ``RadixCache``."""
+    pytest.importorskip("sglang")
+    server_args: Any = importlib.import_module("sglang.srt.server_args")
+    server_args.set_global_server_args_for_scheduler(
+        server_args.ServerArgs(model_path="dummy", device="cpu")
+    )
+    batch: Any = importlib.import_module("sglang.srt.managers.schedule_batch")
+    sampling: Any = importlib.import_module("sglang.srt.sampling.sampling_params")
+    policy: Any = importlib.import_module("sglang.srt.managers.schedule_policy")
+    radix: Any = importlib.import_module("sglang.srt.mem_cache.radix_cache")
+    return SimpleNamespace(
+        Req=batch.Req,
+        SamplingParams=sampling.SamplingParams,
+        SchedulePolicy=policy.SchedulePolicy,
+        RadixCache=radix.RadixCache,
+        version=importlib.import_module("sglang").__version__,
+    )
