@@ -355,6 +355,12 @@ MUTANTS = [
         "if stay is None:",
     ),
     Mutant(
+        "the ranked order ties by arrival, not by queue order",
+        "policy/adapters/sglang.py",
+        "stays[rid].rank = ordering(keys, entry.ticket)",
+        "stays[rid].rank = ordering(keys, stays[rid].serial)",
+    ),
+    Mutant(
         "a changed matched prefix is not read again",
         "policy/adapters/sglang.py",
         "            elif self._changing:\n",

@@ -58,6 +58,8 @@ from policy.adapters.policy_file import read_policy_file
 from policy.adapters.settings import ENV_VAR, is_policy_file, read_ready_made
 from policy.text import quote
 from policy.waiting import Moment, QueuePolicy, WaitingQueue, fifo, make_policy
+from policy.waiting.fast import plan_of, selection_path
+from policy.waiting.fast.plan import ordering
 
 __all__ = [
     "ATTRIBUTES",
@@ -361,6 +363,9 @@ class _Stay:
     serial: int
     joined: float
     attributes: dict[str, Any] | None = None
+    #: Its place in the dispatch order of a policy whose order reads no moment:
+    #: the kernel's ordering of its fixed keys and its ticket (None: not yet known).
+    rank: tuple[Any, ...] | None = None
 
 
 def _reader(attribute: Attribute, config: SglangConfig) -> Callable[[Any], Any]:
@@ -376,10 +381,19 @@ class ListOrder:
     list order: the order that breaks ties) and :meth:`order` after it.
     """
 
-    __slots__ = ("_changing", "_next_serial", "_queue", "_static", "_stays", "policy")
+    __slots__ = (
+        "_arrived", "_changing", "_next_serial", "_plan", "_queue", "_static", "_stays", "policy",
+    )  # fmt: skip
 
-    def __init__(self, policy: QueuePolicy, config: SglangConfig) -> None:
+    def __init__(self, policy: QueuePolicy, config: SglangConfig, *, ranked: bool = True) -> None:
         self.policy = policy
+        # An order that reads no moment (the fifo and static paths) is each entry's
+        # fixed rank, known when it joins: the list is sorted by it (a nearly sorted
+        # list, in linear time) instead of walking the whole dispatch order each
+        # pass, about 5 µs an entry (oracle.bench.sglang_pass, docs/performance.md).
+        # tests/adapters/test_sglang.py shows the two equal. ``ranked=False`` walks.
+        path = selection_path(policy)
+        self._plan = plan_of(policy) if ranked and path in ("fifo", "static") else None
         names = sorted(policy.attributes_read)
         read = [(name, _reader(ATTRIBUTES[name], config)) for name in names]
         self._static = tuple((name, get) for name, get in read if not ATTRIBUTES[name].changes)
@@ -387,6 +401,7 @@ class ListOrder:
         self._queue = WaitingQueue()
         self._stays: dict[str, _Stay] = {}
         self._next_serial = 0
+        self._arrived: list[tuple[str, Any]] = []  # see()'s first sights, for order()
 
     def __len__(self) -> int:
         """How many requests the kernel queue holds."""
@@ -394,51 +409,80 @@ class ListOrder:
 
     def see(self, waiting: Sequence[Any]) -> None:
         """Note, in list order, each request seen for the first time in its stay (a
-        retracted request that is back starts a new stay: SGLang appended it anew)."""
+        retracted request that is back starts a new stay: SGLang appended it anew).
+
+        SGLang only appends to the list (and removes from it) between passes, and
+        reading a ``Req`` attribute costs about 0.5 µs: so only the tail after the
+        last request already known is read. A request found elsewhere later makes
+        :meth:`order` refuse the pass (then the next starts afresh)."""
         stays = self._stays
-        for req in waiting:
+        arrived = []
+        for req in reversed(waiting):
             stay = stays.get(req.rid)
-            if stay is None or stay.retraction_count != req.retraction_count:
-                if stay is not None:
-                    self._leave(req.rid)
-                stays[req.rid] = _Stay(req.retraction_count, self._next_serial, 0.0)
-                self._next_serial += 1
+            if stay is not None and stay.retraction_count == req.retraction_count:
+                break
+            arrived.append(req)
+        for req in reversed(arrived):
+            if req.rid in stays:
+                self._leave(req.rid)
+            stays[req.rid] = _Stay(req.retraction_count, self._next_serial, 0.0)
+            self._next_serial += 1
+        self._arrived = [(req.rid, req) for req in reversed(arrived)]
 
     def order(self, waiting: list[Any], processed_tokens: int) -> None:
         """Put ``waiting`` (the list :meth:`see` saw, sorted or not by SGLang since)
         in the kernel's dispatch order at ``now = processed_tokens``, in place. A
         ``ValueError`` leaves the list as it was (then call :meth:`reset`)."""
-        by_id = {req.rid: req for req in waiting}
-        if len(by_id) != len(waiting):
+        arrived, self._arrived = self._arrived, []  # hold no request past the pass
+        rids = [req.rid for req in waiting]
+        present = set(rids)
+        if len(present) != len(rids):
             raise ValueError("two waiting requests have one id")
-        for gone in [rid for rid in self._stays if rid not in by_id]:
+        stays = self._stays
+        for gone in stays.keys() - present:
             self._leave(gone)
+        if len(stays) != len(rids):
+            unseen = next(rid for rid in rids if rid not in stays)
+            raise ValueError(f"request {quote(str(unseen))} joined the list out of its tail")
         joining = []
-        for req in waiting:
-            stay = self._stays.get(req.rid)
-            if stay is None:
-                raise ValueError(f"request {quote(str(req.rid))} joined after see()")
-            if stay.attributes is None:
-                attributes = {name: read(req) for name, read in self._static}
-                for name, read in self._changing:
-                    attributes[name] = read(req)
-                stay.attributes, stay.joined = attributes, float(req.arrival_processed_tokens)
-            elif self._changing:
+        for rid, req in arrived:
+            stay = stays[rid]
+            attributes = {name: read(req) for name, read in self._static}
+            for name, read in self._changing:
+                attributes[name] = read(req)
+            stay.attributes, stay.joined = attributes, float(req.arrival_processed_tokens)
+            joining.append((rid, attributes, stay.serial, stay.joined))
+        if self._changing:
+            fresh = {rid for rid, _ in arrived}
+            for rid, req in zip(rids, waiting, strict=True):
+                stay = stays[rid]
+                if rid in fresh or stay.attributes is None:
+                    continue
                 now_read = {name: read(req) for name, read in self._changing}
                 if all(stay.attributes[name] == value for name, value in now_read.items()):
                     continue
-                self._queue = self._removed(req.rid)
+                self._queue = self._removed(rid)
                 stay.attributes = {**stay.attributes, **now_read}
-            else:
-                continue
-            joining.append((req.rid, stay.attributes, stay.serial, stay.joined))
+                joining.append((rid, stay.attributes, stay.serial, stay.joined))
         if joining:
             made = self._queue.extend(self.policy, joining)
             if isinstance(made, Failure):
                 raise ValueError(str(made.failure()))
             self._queue = made.unwrap()
+        plan = self._plan
+        if plan is not None:
+            for rid, *_ in joining:
+                entry = self._queue.entry_of(rid)
+                assert entry is not None  # it just joined
+                keys = plan.fixed_keys(entry) if self.policy.keys else ()
+                stays[rid].rank = ordering(keys, entry.ticket)
+            ranks = [stays[rid].rank for rid in rids]
+            places = sorted(range(len(rids)), key=ranks.__getitem__)  # type: ignore[arg-type]
+            waiting[:] = [waiting[place] for place in places]
+            return
         # the queue's own dispatch (entry, keys) pairs: dispatch_order's Selection
         # records cost more than the rest of a pass (measured, oracle.bench.sglang_pass)
+        by_id = dict(zip(rids, waiting, strict=True))
         now = Moment(float(processed_tokens))
         ordered = [by_id[entry.identity] for entry, _ in self._queue.dispatched(self.policy, now)]
         if len(ordered) != len(waiting):  # never drop or add a request
@@ -449,6 +493,7 @@ class ListOrder:
         """Forget every stay (after a failed pass: the next one starts afresh)."""
         self._queue = WaitingQueue()
         self._stays.clear()
+        self._arrived = []
 
     def _leave(self, rid: str) -> None:
         stay = self._stays.pop(rid)

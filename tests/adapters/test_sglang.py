@@ -27,6 +27,7 @@ from policy.adapters import sglang
 from policy.adapters.sglang import (
     ENV_VAR,
     HOOKED,
+    ListOrder,
     SglangConfig,
     around_calc_priority,
     lpm_aging,
@@ -34,6 +35,7 @@ from policy.adapters.sglang import (
     policy_choice,
     sglang_order,
 )
+from policy.waiting import make_policy
 
 
 @dataclass
@@ -370,6 +372,65 @@ def test_a_matched_prefix_that_changes_is_read_again_and_keeps_its_tie() -> None
     a.num_matched_prefix_tokens = 5  # now ties with c: a arrived first
     call(waiting)
     assert rids(waiting) == ["a", "c", "b"]
+
+
+# --- the ranked fast path: equal to the kernel's dispatch walk ---------------------------
+
+
+def _static_policies() -> list[tuple[str, Any]]:
+    configs = [SglangConfig(name, True, low) for name in ("fcfs", "lof") for low in (False, True)]
+    made: list[tuple[str, Any]] = [(f"sglang {c}", (sglang_order(c), c)) for c in configs]
+    made.append(("fifo", (sglang_order(SglangConfig("fcfs", False, True)), configs[0])))
+    reads_cached = make_policy(
+        ["-cached", "priority_rank"], attributes=["cached", "priority_rank"]
+    ).unwrap()
+    made.append(("cached then priority", (reads_cached, configs[1])))
+    return made
+
+
+@pytest.mark.parametrize(("name", "made"), _static_policies(), ids=lambda x: str(x)[:30])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_the_ranked_order_is_the_dispatch_walk(name: str, made: Any, data: st.DataObject) -> None:
+    policy, config = made
+    ranked, walked = ListOrder(policy, config), ListOrder(policy, config, ranked=False)
+    alive: list[Req] = []
+    serial = 0
+    for _ in range(data.draw(st.integers(1, 5), label="passes")):
+        alive = [req for req in alive if data.draw(st.booleans(), label="stays")]
+        for _ in range(data.draw(st.integers(0, 6), label="arrivals")):
+            priority = data.draw(st.sampled_from([0, 1, 2, -(2**60), 2**60]))
+            alive.append(
+                Req(f"r{serial}", priority=priority, time_stats=TimeStats(float(serial // 2)))
+            )
+            serial += 1
+        for req in alive:  # prefixes matched anew
+            if data.draw(st.booleans(), label="rematched"):
+                req.num_matched_prefix_tokens = data.draw(st.integers(0, 3))
+        ours, theirs = list(alive), list(alive)
+        ranked.see(ours)
+        walked.see(theirs)
+        ranked.order(ours, 0)
+        walked.order(theirs, 0)
+        assert rids(ours) == rids(theirs), name
+
+
+def test_a_request_queued_again_ties_behind_those_queued_before_it_ranked_or_walked() -> None:
+    # b joins with 2 cached tokens, a with 0; then a's prefix matches 2 too: a is
+    # queued again, after b, and ties behind it (queue order), as the walk says
+    policy = make_policy(["-cached"], attributes=["cached"]).unwrap()
+    config = SglangConfig("lpm", False, True)
+    for order in (ListOrder(policy, config), ListOrder(policy, config, ranked=False)):
+        a, b = Req("a"), Req("b", num_matched_prefix_tokens=2)
+        waiting = [a, b]
+        order.see(waiting)
+        order.order(waiting, 0)
+        assert rids(waiting) == ["b", "a"]
+        a.num_matched_prefix_tokens = 2
+        waiting = [a, b]
+        order.see(waiting)
+        order.order(waiting, 0)
+        assert rids(waiting) == ["b", "a"]
 
 
 # --- ranks, failures, memory ------------------------------------------------------------
