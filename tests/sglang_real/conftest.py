@@ -14,7 +14,8 @@ import pytest
 
 @pytest.fixture(scope="session")
 def sg() -> Any:
-    """SGLang's ``Req``, ``SamplingParams``, ``SchedulePolicy`` and ``RadixCache``."""
+    """SGLang's ``Req``, ``SamplingParams``, ``SchedulePolicy``, ``PrefillAdder`` (with
+    ``AddReqResult`` and a token allocator) and ``RadixCache``."""
     pytest.importorskip("sglang")
     server_args: Any = importlib.import_module("sglang.srt.server_args")
     server_args.set_global_server_args_for_scheduler(
@@ -24,10 +25,15 @@ def sg() -> Any:
     sampling: Any = importlib.import_module("sglang.srt.sampling.sampling_params")
     policy: Any = importlib.import_module("sglang.srt.managers.schedule_policy")
     radix: Any = importlib.import_module("sglang.srt.mem_cache.radix_cache")
+    allocator: Any = importlib.import_module("sglang.srt.mem_cache.allocator.token")
     return SimpleNamespace(
         Req=batch.Req,
         SamplingParams=sampling.SamplingParams,
         SchedulePolicy=policy.SchedulePolicy,
+        PrefillAdder=policy.PrefillAdder,
+        AddReqResult=policy.AddReqResult,
+        TokenToKVPoolAllocator=allocator.TokenToKVPoolAllocator,
+        float16=importlib.import_module("torch").float16,
         RadixCache=radix.RadixCache,
         version=importlib.import_module("sglang").__version__,
     )

@@ -5,6 +5,8 @@
   scheduling in both directions, over passes with arrivals, admissions, retracted
   requests appended again and tied entry times;
 - two ranks (two ``SchedulePolicy`` objects) fed the same lists decide alike;
+- SGLang's own admission (``PrefillAdder``) takes the list in the kernel's order and
+  stops at the first request that does not fit;
 - SGLang's own plugin loader loads the plugin from its entry point: with no policy
   named it hooks nothing, with one it orders the list, with a bad one the process
   ends with one line.
@@ -130,6 +132,60 @@ def test_two_ranks_decide_alike(sg: Any) -> None:
                 processed_tokens=step * 10,
             )  # fmt: skip
         assert [r.rid for r in lists[0]] == [r.rid for r in lists[1]]
+
+
+def admitted(sg: Any, waiting: list[Any], tokens: int) -> list[str]:
+    """SGLang's own admission of one prefill pass (the loop of its scheduler's
+    ``_get_new_batch_prefill_raw``): ``PrefillAdder.add_one_req`` for each request
+    in list order, stopping at the first that is not ``CONTINUE``, with a KV pool of
+    ``tokens`` tokens."""
+    pool = sg.TokenToKVPoolAllocator(
+        size=tokens, dtype=sg.float16, device="cpu", kvcache=None, need_sort=False
+    )
+    cache = sg.RadixCache.create_simulated()
+    adder = sg.PrefillAdder(
+        page_size=1,
+        tree_cache=cache,
+        token_to_kv_pool_allocator=pool,
+        running_batch=None,
+        new_token_ratio=1.0,
+        rem_input_tokens=10_000,
+        rem_chunk_tokens=None,
+    )
+    for req in waiting:
+        req.init_next_round_input(cache)  # as the scheduler does before each
+        if adder.add_one_req(req, has_chunked_req=False, truncation_align_size=None) != (
+            sg.AddReqResult.CONTINUE
+        ):
+            break
+    return [req.rid for req in adder.can_run_list]
+
+
+def test_sglang_s_admission_follows_the_kernel_s_order_and_stops_at_the_first_misfit(
+    sg: Any,
+) -> None:
+    # a 64-token pool: "big" (60 prompt tokens) does not fit, "a" and "c" do. Under
+    # priority-aging (low values first), big (priority 0) goes first: the pass admits
+    # nothing, since only the selected request is tested for fit, and a and c wait.
+    # With big at priority 2, a and c go first and are admitted; the pass stops at big.
+    choice = policy_choice({ENV_VAR: "priority-aging:age_tokens=1000"})
+    assert choice is not None
+    for big_priority, order, taken in (
+        (0, ["big", "a", "c"], []),
+        (2, ["a", "c", "big"], ["a", "c"]),
+    ):
+        schedule = schedule_policy(sg, "fcfs", True, True)
+        waiting = [
+            sg.Req(
+                name, "", array("q", [1] * size), sg.SamplingParams(max_new_tokens=4), priority=p
+            )
+            for name, size, p in (("a", 10, 1), ("big", 60, big_priority), ("c", 5, 1))
+        ]
+        around_calc_priority(
+            choice, type(schedule).calc_priority, schedule, waiting, None, processed_tokens=0
+        )
+        assert [req.rid for req in waiting] == order
+        assert admitted(sg, waiting, tokens=64) == taken
 
 
 LOADER = """
