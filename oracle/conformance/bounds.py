@@ -11,6 +11,15 @@ integer range). Smaller bounds, for a fast test, are given by hand:
 ProtocolBounds(skip_caps=(1, 2), largest_budget=1, max_depth=10, profile='seed')
 >>> ProtocolBounds(skip_caps=(2,), largest_budget=1, max_depth=3).describe()["states"]
 'within 3 events'
+
+Bounds are checked where they are made: a range that holds nothing (a check on it
+would compare nothing and pass any implementation) or a domain larger than the
+kit enumerates is a ``ValueError`` naming the field and its value:
+
+>>> NumberBounds(-1, edges=())
+Traceback (most recent call last):
+...
+ValueError: NumberBounds.largest must be an integer >= 0, not -1
 """
 
 from __future__ import annotations
@@ -24,9 +33,12 @@ from oracle.checks.framework import Level
 from oracle.conformance import own_policies
 from oracle.conformance.own_policies import OwnPolicy
 from oracle.spec import protocol as spec
+from policy.text import shown
 
 __all__ = [
     "EDGE_VALUES",
+    "MOST_BUDGET",
+    "MOST_CASES",
     "BoundsChoice",
     "FlagBounds",
     "GrantOrderBounds",
@@ -46,6 +58,65 @@ _LARGEST_NUMBER: Mapping[Level, int] = decisions.COUNTS
 
 _AnyBounds = TypeVar("_AnyBounds")
 
+#: The most cases one check's bounds may hold, counted before anything is enumerated:
+#: above every deep level's count (the grant order's is 14 million), and about an hour
+#: at the kit's pace (80 us a case: docs/conformance.md, "Cost").
+MOST_CASES = 50_000_000
+
+#: The largest budget of the tick protocol: every budget 0..N is tried on every
+#: arrival and tick of every state, and the reachable states multiply with N (budgets
+#: 0..16 at depth 4: 690,639 cases in 10 s; 0..64 at depth 3: 3.2 million in 30 s).
+#: The grant counter is clamped at N + 1, so larger budgets decide alike.
+MOST_BUDGET = 16
+
+
+def _whole(owner: str, name: str, value: object, least: int) -> int:
+    """``value`` when it is an integer >= ``least``, else the ``ValueError`` naming the
+    field (an empty range would make a check compare nothing, and pass)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{owner}.{name} must be an integer >= {least}, not {shown(value)}")
+    return value
+
+
+def _skip_caps(owner: str, caps: object) -> None:
+    if not isinstance(caps, tuple) or not caps:
+        raise ValueError(f"{owner}.skip_caps must name at least one skip cap, not {shown(caps)}")
+    for cap in caps:
+        _whole(owner, "skip_caps", cap, 1)
+
+
+def _count(number: int) -> str:
+    """A count for a message (digit groups; a huge one by its length, which ``format``
+    refuses to write past 4,300 digits)."""
+    return f"{number:,}" if number < 10**24 else shown(number)
+
+
+def _at_most_cases(owner: str, cases: int, bounding: str) -> None:
+    if cases > MOST_CASES:
+        raise ValueError(
+            f"{owner}: {bounding} make {_count(cases)} cases;"
+            f" the kit enumerates at most {MOST_CASES:,}"
+        )
+
+
+def _events_in_the_first_state(largest_budget: int) -> int:
+    """How many events the tick protocol tries in its initial state at budgets
+    ``0..largest_budget`` (each arrival lane, flag and budget, each tick budget and
+    classic flag, the refused budget -1 of each, two round results, one cancel)."""
+    return 8 * (largest_budget + 1) + 5
+
+
+def _checked_largest_budget(largest_budget: int, field: str) -> None:
+    """A ``ValueError`` naming ``field`` when the tick protocol's budgets ``0..largest_budget``
+    make a domain larger than the kit enumerates (:data:`MOST_BUDGET`)."""
+    if largest_budget > MOST_BUDGET:
+        raise ValueError(
+            f"{field} {_count(largest_budget)} makes"
+            f" {_count(_events_in_the_first_state(largest_budget))} events in the tick protocol's"
+            f" first state alone, and its states multiply with it; the kit takes budgets up to"
+            f" {MOST_BUDGET} (--largest-budget)"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class NumberBounds:
@@ -59,6 +130,18 @@ class NumberBounds:
     def at(cls, level: Level) -> NumberBounds:
         """The bounds of ``level``: 0..8, 0..16 or 0..64, and the edges."""
         return cls(_LARGEST_NUMBER[level])
+
+    def __post_init__(self) -> None:
+        _whole("NumberBounds", "largest", self.largest, 0)
+        if not isinstance(self.edges, tuple):
+            raise ValueError(f"NumberBounds.edges must be a tuple, not {shown(self.edges)}")
+        for edge in self.edges:
+            _whole("NumberBounds", "edges", edge, 0)
+        larger = {edge for edge in self.edges if edge > self.largest}
+        counted = self.largest + 1 + len(larger)  # counted without building the range
+        _at_most_cases(
+            "NumberBounds", 2 * counted**2, f"counts 0..{_count(self.largest)} and the edges"
+        )
 
     @property
     def values(self) -> tuple[int, ...]:
@@ -103,6 +186,8 @@ class BoundsChoice:
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ValueError(f"{name.replace('_', ' ')} must be >= 0, not {value}")
+        if self.largest_budget is not None:
+            _checked_largest_budget(self.largest_budget, "largest budget")
         deepest_one, _ = selection.DOMAIN["deep"]
         if self.queue_size is not None and self.queue_size > deepest_one:
             raise ValueError(f"selection bounds go up to {deepest_one} entries (queue size)")
@@ -154,6 +239,16 @@ class SettingBounds:
         """The public decisions check's bounds at ``level``: 3, 4 or 5 characters."""
         return cls(decisions.SETTING_LENGTH[level])
 
+    def __post_init__(self) -> None:
+        _whole("SettingBounds", "longest", self.longest, 0)
+        alphabet = len(decisions.SETTING_ALPHABET)
+        generated = sum(alphabet**length for length in range(min(self.longest, 16) + 1))
+        texts = generated + len(decisions.SETTING_EDGES)
+        cases = 1 + texts * len(decisions.WRAPPINGS)  # and unset
+        _at_most_cases(
+            "SettingBounds", cases, f"setting texts of 0..{_count(self.longest)} characters"
+        )
+
     def describe(self) -> dict[str, str]:
         return {"setting texts": decisions.setting_texts_described(self.longest)}
 
@@ -188,6 +283,23 @@ class GrantOrderBounds:
         longest, skips = grant_order.DOMAIN[level]
         return cls(longest, skips)
 
+    def __post_init__(self) -> None:
+        _whole("GrantOrderBounds", "longest", self.longest, 0)
+        _whole("GrantOrderBounds", "largest_skips", self.largest_skips, 0)
+        _skip_caps("GrantOrderBounds", self.skip_caps)
+        cells = 3 * (self.largest_skips + 1)  # an entry's lane and skip count
+        backlogs = 0
+        for length in range(self.longest + 1):  # stops as soon as there are too many
+            backlogs += cells**length
+            if backlogs > MOST_CASES:
+                break
+        _at_most_cases(
+            "GrantOrderBounds",
+            backlogs * (2 * len(self.skip_caps) + 1),
+            f"backlogs of 0..{_count(self.longest)} entries,"
+            f" skip counts 0..{_count(self.largest_skips)}",
+        )
+
     def describe(self) -> dict[str, str]:
         return {
             "backlog length": f"0..{self.longest}",
@@ -212,6 +324,11 @@ class ProtocolBounds:
     profile: str = spec.SEED_RULES
 
     def __post_init__(self) -> None:
+        _skip_caps("ProtocolBounds", self.skip_caps)
+        _whole("ProtocolBounds", "largest_budget", self.largest_budget, 0)
+        _checked_largest_budget(self.largest_budget, "ProtocolBounds.largest_budget")
+        if self.max_depth is not None:
+            _whole("ProtocolBounds", "max_depth", self.max_depth, 0)
         if self.profile not in spec.PROFILES:
             raise ValueError(
                 f"the rules profile is one of {', '.join(spec.PROFILES)}, not {self.profile!r}"
@@ -258,6 +375,8 @@ class SelectionBounds:
         return cls(one, two)
 
     def __post_init__(self) -> None:
+        _whole("SelectionBounds", "one_key", self.one_key, 0)
+        _whole("SelectionBounds", "two_key", self.two_key, 0)
         one, two = selection.DOMAIN["deep"]  # the units are the deep level's, filtered
         if not (0 <= self.one_key <= one and 0 <= self.two_key <= two):
             raise ValueError(

@@ -49,7 +49,7 @@ from oracle.checks.framework import Level
 from oracle.checks.verify import counterexample_file_json, write_counterexample
 from oracle.conformance.bounds import BoundsChoice
 from oracle.conformance.checks import LEVEL_BOUNDS, run_conformance
-from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION
+from oracle.conformance.decisions import DECISIONS, HELLO, PROTOCOL_VERSION, normal_answer
 from oracle.conformance.implementations import (
     Answer,
     Failed,
@@ -59,7 +59,7 @@ from oracle.conformance.implementations import (
 )
 from oracle.conformance.own_policies import OwnPolicy
 from oracle.conformance.report import ConformanceReport
-from oracle.conformance.wire import JSON, WireError, canonical, encode, read_line
+from oracle.conformance.wire import JSON, WireError, encode, read_line
 from oracle.spec.protocol import SEED_RULES
 from policy.text import cut, printable
 
@@ -333,31 +333,18 @@ class CommandImplementation(Implementation):
             (answer,) = self.answer_many([(HELLO, {"protocol": PROTOCOL_VERSION})])
             if isinstance(answer, Failed):
                 raise self._fail(f"the command refused the hello request: {answer.reason}")
-            if not isinstance(answer, dict) or not isinstance(answer.get("decisions"), list):
+            if isinstance(answer, NotApplicable):  # the hello applies to every implementation
                 raise self._fail(
-                    "malformed answer to hello: it must be"
-                    ' {"protocol": 1, "decisions": [names...]}, not ' + _shown(canonical(answer))
+                    "malformed answer to hello: it must be an answer, not 'not_applicable'"
+                    f" ({answer.reason})"
                 )
-            version = answer.get("protocol")
-            if type(version) is not int or version != PROTOCOL_VERSION:  # not true, not 1.0
-                raise self._fail(
-                    f"the command speaks protocol {_shown(canonical(answer.get('protocol')))},"
-                    f" this kit speaks {PROTOCOL_VERSION}"
-                )
-            named = answer["decisions"]
-            odd = [name for name in named if not isinstance(name, str)]
-            if odd:  # a list or an object is no name (and cannot be looked up)
-                raise self._fail(
-                    "malformed answer to hello: each decision name must be text, not "
-                    + _shown(canonical(odd[0]))
-                )
-            unknown = [name for name in named if name not in DECISIONS]
-            if unknown:  # a misspelt name would silently leave its check unrun
-                raise self._fail(
-                    f"the hello names a decision this kit does not know: {_shown(unknown[0])}"
-                    f" (the decisions: {', '.join(DECISIONS)})"
-                )
-            self._decisions = frozenset(named)
+            try:
+                hello = normal_answer(HELLO, answer)
+            except WireError as error:
+                raise self._fail(str(error)) from None
+            assert isinstance(hello, dict)
+            assert isinstance(hello["decisions"], list)
+            self._decisions = frozenset(str(name) for name in hello["decisions"])
         return self._decisions
 
     def close(self) -> int | None:
@@ -571,7 +558,7 @@ def _verify(
             err.write(f"policy-kernel verify: {error}\n")
             return EXIT_BROKEN
     wall = time.perf_counter() - started
-    failed = sum(not report.passed for report in reports)
+    failed = sum(report.verdict == "FAIL" for report in reports)
     skipped = sum(not report.ran for report in reports)
     passed = len(reports) - failed - skipped
     if reports and passed == failed == 0:  # every check skipped: nothing was compared

@@ -32,6 +32,7 @@ from oracle.conformance.wire import (
     read_request,
 )
 from oracle.conformance.wire import shown as _shown
+from policy.text import cut
 
 __all__ = [
     "DECISIONS",
@@ -257,9 +258,45 @@ DECISIONS: Mapping[str, Callable[[JSON], JSON]] = {
 }
 
 
+def _hello(answer: JSON) -> JSON:
+    """The hello's answer: the protocol version (exactly the integer 1: not ``true``,
+    not ``1.0``) and the decisions answered, each a name this kit knows (a misspelt
+    one would silently leave its check unrun)."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("decisions"), list):
+        raise WireError(
+            "malformed answer to hello: it must be"
+            f' {{"protocol": {PROTOCOL_VERSION}, "decisions": [names...]}}, not {_shown(answer)}'
+        )
+    version = answer.get("protocol")
+    if type(version) is not int or version != PROTOCOL_VERSION:
+        raise WireError(
+            f"the command speaks protocol {_shown(version)}, this kit speaks {PROTOCOL_VERSION}"
+        )
+    named = answer["decisions"]
+    odd = [name for name in named if not isinstance(name, str)]
+    if odd:  # a list or an object is no name (and cannot be looked up)
+        raise WireError(
+            f"malformed answer to hello: each decision name must be text, not {_shown(odd[0])}"
+        )
+    unknown = [name for name in named if name not in DECISIONS]
+    if unknown:
+        raise WireError(
+            f"the hello names a decision this kit does not know: {cut(unknown[0], 120)}"
+            f" (the decisions: {', '.join(DECISIONS)})"
+        )
+    return {"protocol": PROTOCOL_VERSION, "decisions": sorted(set(named))}
+
+
 def normal_answer(decision: str, answer: JSON) -> JSON:
-    """``answer`` to ``decision`` in normal form; a ``WireError`` when it is malformed."""
-    read = DECISIONS.get(decision)
+    """``answer`` to ``decision`` (or to the ``hello``) in normal form; a ``WireError``
+    when it is malformed. The one reading of an answer, total: for every JSON value
+    (as :func:`~oracle.conformance.wire.read_line` reads them) it returns or raises
+    ``WireError``, nothing else.
+
+    >>> normal_answer("hello", {"protocol": 1, "decisions": ["backlog_admits"]})
+    {'protocol': 1, 'decisions': ['backlog_admits']}
+    """
+    read = _hello if decision == HELLO else DECISIONS.get(decision)
     if read is None:
         raise WireError(f"no decision is named {_shown(decision)}")
     return read(answer)

@@ -49,7 +49,15 @@ from oracle.spec import selection as spec_selection
 from policy.text import cut
 from policy.waiting import dump_policy, expr_to_json, load_policy
 
-__all__ = ["MOST_CELLS", "MOST_NOWS", "MOST_QUEUES", "OwnPolicy", "own_policy"]
+__all__ = [
+    "MOST_CELLS",
+    "MOST_ENTRY_VALUES",
+    "MOST_NOWS",
+    "MOST_QUEUES",
+    "MOST_TREE_DEPTH",
+    "OwnPolicy",
+    "own_policy",
+]
 
 #: The most choices of one queue entry (attribute values to the power of attributes).
 MOST_CELLS = 64
@@ -57,6 +65,13 @@ MOST_CELLS = 64
 MOST_QUEUES = 4096
 #: The most values of ``now`` per queue.
 MOST_NOWS = 3
+#: The most values of one queue entry (the product of each attribute's values): the
+#: queues of one entry, all of which are checked, and built up front.
+MOST_ENTRY_VALUES = 65_536
+#: The deepest key tree taken: the executable spec, the kit's reference, reads a tree by
+#: recursion (oracle/spec/expressions.py) and copies a policy's trees recursively, four
+#: frames a level; a chain ``a + b + c + ...`` is one level per term.
+MOST_TREE_DEPTH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +90,25 @@ class OwnPolicy:
 
 
 def _walk(tree: JSON) -> Iterator[Mapping[str, JSON]]:
-    if isinstance(tree, dict):
-        yield tree
-        for argument in tree.get("args", ()) or ():
-            yield from _walk(argument)
+    """Every node of ``tree``, each before its arguments, with a stack of its own: a
+    chain ``a + b + c + ...`` of the 20,000 nodes a key may have is that deep."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            yield node
+            pending.extend(reversed(node.get("args", ()) or ()))
+
+
+def _depth(tree: JSON) -> int:
+    """How many nodes deep ``tree`` is (a leaf is 1), without recursion."""
+    deepest, pending = 0, [(tree, 1)]
+    while pending:
+        node, depth = pending.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, dict):
+            pending.extend((argument, depth + 1) for argument in node.get("args", ()) or ())
+    return deepest
 
 
 _COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
@@ -162,11 +192,27 @@ def own_policy(name: str, document: JSON) -> OwnPolicy:
         raise ValueError(f"policy {cut(name, 80)}: {loaded.failure()}")
     policy = loaded.unwrap()
     trees = None if policy.is_fifo else tuple(expr_to_json(key) for key in policy.keys)
-    spec = spec_policy(policy)
+    for index, tree in enumerate(trees or ()):  # before the spec reads the trees
+        depth = _depth(tree)
+        if depth > MOST_TREE_DEPTH:
+            raise ValueError(
+                f"policy {cut(name, 80)}: keys[{index}] is a tree {depth:,} nodes deep (a chain"
+                f" a + b + ... is one node per term); the kit's reference, the executable"
+                f" spec, reads trees up to {MOST_TREE_DEPTH} deep"
+            )
     attributes_named = dump_policy(policy).get("attributes", {})
     attributes = tuple(sorted(attributes_named)) if isinstance(attributes_named, dict) else ()
-    compared = _compared(trees or (), spec.constants)
     per_attribute = max(2, round(MOST_CELLS ** (1 / max(len(attributes), 1))) - 1)  # + NaN
+    entry_values = (per_attribute + 1) ** len(attributes)  # at most, counted before any is made
+    if entry_values > MOST_ENTRY_VALUES:
+        raise ValueError(
+            f"policy {cut(name, 80)}: its {len(attributes):,} attributes make"
+            f" {entry_values:,} values of one queue entry ({per_attribute + 1} each); the kit"
+            f" checks at most {MOST_ENTRY_VALUES:,} (a policy of at most"
+            f" {_most_attributes(per_attribute + 1)} attributes)"
+        )
+    spec = spec_policy(policy)
+    compared = _compared(trees or (), spec.constants)
     nows: list[float] = []
     for shift in (0.0, 1.0):
         for number in compared.get(_TIME, ()):
@@ -191,6 +237,15 @@ def own_policy(name: str, document: JSON) -> OwnPolicy:
         stages=tuple(stages),
         stage_values=_stage_values(stages, compared),
     )
+
+
+def _most_attributes(values_each: int) -> int:
+    """The most attributes of ``values_each`` values that keep an entry's values at
+    :data:`MOST_ENTRY_VALUES`."""
+    count = 0
+    while values_each ** (count + 1) <= MOST_ENTRY_VALUES:
+        count += 1
+    return count
 
 
 def longest_queue(policy: OwnPolicy, longest: int) -> int:

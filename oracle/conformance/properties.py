@@ -17,8 +17,11 @@ smallest one, which the report shows. The inputs are those of
   with any clock and budgets, and a random set of fitting entries.
 
 A report's ``cases`` (and ``counts["requests"]``) counts the requests compared,
-``counts["examples"]`` the inputs tried, shrinking included; ``disagreements``
-counts the disagreeing requests of the smallest failing input.
+``counts["not applicable"]`` those answered not applicable, ``counts["examples"]``
+the inputs tried, shrinking included; ``disagreements`` counts the disagreeing
+requests of the smallest failing input. A search that compared no request is
+``SKIPPED``, never ``PASS``; no example (``examples=0``) or runs of no event is a
+``ValueError``.
 
 >>> from policy import backlog_admits, take_next_grantee
 >>> property_check_grant_order(take_next_grantee, examples=20).passed
@@ -48,6 +51,7 @@ from oracle.conformance.implementations import (
     BacklogAppend,
     Implementation,
     NextGrantIndex,
+    NotApplicable,
     SelectWaiting,
     TakeNextGrantee,
     as_implementation,
@@ -69,6 +73,7 @@ from oracle.spec import protocol as spec
 from oracle.spec import selection as spec_selection
 from oracle.strategies import backlogs, moments, queue_policies, rotation_events, waiting_queues
 from policy import BacklogEntry, EntryKind, Event, GrantBacklog, Lane, RulesProfile
+from policy.text import shown
 from policy.waiting import Moment, QueuePolicy, WaitingQueue, dump_policy, expr_to_json
 
 __all__ = [
@@ -79,6 +84,13 @@ __all__ = [
 
 #: Requests of one input asked at once (a long run stops at the first chunk that disagrees).
 _CHUNK = 32
+
+
+def _at_least(name: str, value: object, least: int) -> None:
+    """A ``ValueError`` naming the argument unless it is an integer >= ``least``: a
+    search of no example, or of runs of no event, would compare nothing."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}, not {shown(value)}")
 
 
 def _search(
@@ -106,9 +118,11 @@ def _search(
         cases = asked(example)
         for start in range(0, len(cases), _CHUNK):  # a long run stops at its first chunk off
             chunk = cases[start : start + _CHUNK]
-            counts["requests"] = counts.get("requests", 0) + len(chunk)
             answers = implementation.answer_many([(case.decision, case.inputs) for case in chunk])
             for offset, (case, answer) in enumerate(zip(chunk, answers, strict=True)):
+                # only a compared request counts: a search of "not applicable" compared nothing
+                kind = "not applicable" if isinstance(answer, NotApplicable) else "requests"
+                counts[kind] = counts.get(kind, 0) + 1
                 if judge(implementation, case, answer) is not None:
                     return start + offset
         return None
@@ -264,6 +278,8 @@ def property_check_tick_protocol(
     """``apply_event`` along random runs of up to ``max_events`` events, every step asked
     from the spec's state before it (``seed``: None for a fixed derandomized search),
     under the rules ``profile`` (``"seed"`` or ``"mlxcel"``)."""
+    _at_least("examples", examples, 1)
+    _at_least("max_events", max_events, 1)
     if profile not in spec.PROFILES:
         raise ValueError(f"the rules profile is one of {', '.join(spec.PROFILES)}, not {profile!r}")
     implementation = as_implementation(apply_event, "apply_event")
@@ -348,6 +364,7 @@ def property_check_grant_order(
     seed: int | None = 0,
 ) -> ConformanceReport:
     """The grant order on random backlogs of up to 8 entries (any skip counts and marks)."""
+    _at_least("examples", examples, 1)
     implementation = as_implementation(
         take_next_grantee,
         "take_next_grantee",
@@ -455,6 +472,8 @@ def property_check_selection(
 ) -> ConformanceReport:
     """``select_waiting`` and one ``attempt_admission`` on random policies, queues of up
     to ``max_entries`` entries, moments and fitting sets."""
+    _at_least("examples", examples, 1)
+    _at_least("max_entries", max_entries, 0)
     implementation = as_implementation(
         select_waiting, "select_waiting", attempt_admission=attempt_admission
     )

@@ -181,14 +181,16 @@ class ConformanceReport:
 
     @property
     def ran(self) -> bool:
-        """Whether the check compared anything: a decision of it was asked, and not every
-        case was answered "not applicable" (that would pass a check on nothing)."""
-        return bool(self.decisions) and not (self.cases == 0 and self.not_applicable > 0)
+        """Whether the check compared anything: a decision of it was asked and at least
+        one case compared (bounds that hold no case, a property check that drew no
+        request, or "not applicable" throughout would pass a check on nothing)."""
+        return bool(self.decisions) and self.cases > 0
 
     @property
     def passed(self) -> bool:
-        """No disagreement (a check that ran nothing passes: see :attr:`ran`)."""
-        return self.disagreements == 0
+        """Something compared and no disagreement: a check that compared nothing does
+        not pass (see :attr:`ran`)."""
+        return self.ran and self.disagreements == 0
 
     @property
     def smallest(self) -> Disagreement | None:
@@ -208,12 +210,14 @@ class ConformanceReport:
         head = f"{self.check}: {self.verdict}"
         if not self.decisions:
             return f"{head} (the implementation answers none of {', '.join(self.not_answered)})\n"
-        if not self.ran:
+        if not self.ran and self.not_applicable:
             reason = self.not_applicable_reasons[0][0] if self.not_applicable_reasons else ""
             return (
                 f"{head} (every one of its {self.not_applicable:,} cases answered not applicable:"
                 f" {cut(reason, 200)})\n"
             )
+        if not self.ran:
+            return f"{head} (no case to compare within its bounds)\n"
         lines = [
             f"{head} ({self.cases:,} cases in {self.seconds:.1f} s, {self.kind})",
             f"  {self.description}",

@@ -30,8 +30,9 @@ __all__ = ["assert_conforms", "assert_disagrees", "failure_text"]
 
 
 def failure_text(report: ConformanceReport) -> str | None:
-    """Why ``report`` fails, with its smallest counterexamples (None when it passes)."""
-    if report.passed:
+    """Why ``report`` fails, with its smallest counterexamples (None when it has no
+    disagreement)."""
+    if report.disagreements == 0:
         return None
     lines = [
         f"{report.check}: {report.disagreements:,} disagreements in {report.cases:,} cases;"
@@ -59,19 +60,24 @@ def assert_conforms(
     *reports: ConformanceReport | Iterable[ConformanceReport], allow_not_run: bool = False
 ) -> None:
     """Fail with the smallest counterexample of every report that has a disagreement,
-    and (unless ``allow_not_run``) for a check that checked no decision at all (the
-    implementation answers none of its decisions)."""
+    and (unless ``allow_not_run``) for a check that compared nothing (the
+    implementation answers none of its decisions, or no case was compared)."""
     flat = _reports(reports)
     problems = [text for report in flat if (text := failure_text(report)) is not None]
     if not allow_not_run:
         problems += [
-            f"{report.check}: not run: the implementation answers none of"
-            f" {', '.join(report.not_answered)}"
-            for report in flat
-            if not report.ran
+            f"{report.check}: not run: {_not_run(report)}" for report in flat if not report.ran
         ]
     if problems:
         raise AssertionError("\n\n".join(problems))
+
+
+def _not_run(report: ConformanceReport) -> str:
+    if not report.decisions:
+        return f"the implementation answers none of {', '.join(report.not_answered)}"
+    if report.not_applicable:
+        return f"every one of its {report.not_applicable:,} cases answered not applicable"
+    return "no case to compare within its bounds"
 
 
 def assert_disagrees(report: ConformanceReport) -> Disagreement:

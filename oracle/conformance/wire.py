@@ -14,6 +14,10 @@ A float is a JSON number, or one of the strings ``"NaN"``, ``"Infinity"``,
 
 >>> read_float("-0.0"), read_float(2), read_float("Infinity")
 (-0.0, 2.0, inf)
+>>> read_float(10**400)
+Traceback (most recent call last):
+...
+oracle.conformance.wire.WireError: a number within the float range, not a 401-digit integer
 >>> lane_of("high")
 <Lane.HIGH: 2>
 """
@@ -51,6 +55,7 @@ from policy import (
     Tick,
 )
 from policy.text import cut
+from policy.text import shown as quoted
 from policy.waiting import Moment, QueueError, QueuePolicy, WaitingEntry, WaitingQueue
 
 __all__ = [
@@ -200,8 +205,13 @@ def read_float(value: JSON) -> float:
     """A float written in the protocol's form (a boolean is not a number)."""
     if isinstance(value, bool):
         raise WireError(f"a number, not {canonical(value)}")
-    if isinstance(value, int | float):
-        return float(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:  # an exact JSON integer of 309 digits or more
+            raise WireError(f"a number within the float range, not {quoted(value)}") from None
     if isinstance(value, str) and value in _FLOAT_NAMES:
         return _FLOAT_NAMES[value]
     raise WireError(f"a number (or NaN, Infinity, -Infinity, -0.0), not {shown(value)}")

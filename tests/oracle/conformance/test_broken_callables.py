@@ -4,8 +4,9 @@ with the smallest counterexample (tests/oracle/conformance/broken.py lists the f
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from returns.result import Result
@@ -199,6 +200,49 @@ def test_the_property_checks_catch_and_shrink() -> None:
 
     ties = assert_disagrees(property_check_selection(broken.later_entry_on_ties, examples=200))
     assert ties.size == 2, ties.text()
+
+
+def _raises(*arguments: object) -> NoReturn:
+    """An implementation that answers nothing: it raises on every call."""
+    raise RuntimeError(f"not implemented: {len(arguments)} arguments")
+
+
+@pytest.mark.parametrize(
+    ("run", "said"),
+    [
+        (lambda: property_check_tick_protocol(_raises, examples=0),
+         "examples must be an integer >= 1, not 0"),
+        (lambda: property_check_tick_protocol(_raises, max_events=0),
+         "max_events must be an integer >= 1, not 0"),
+        (lambda: property_check_tick_protocol(_raises, max_events=-1),
+         "max_events must be an integer >= 1, not -1"),
+        (lambda: property_check_grant_order(_raises, examples=-5),
+         "examples must be an integer >= 1, not -5"),
+        (lambda: property_check_selection(_raises, examples=0),
+         "examples must be an integer >= 1, not 0"),
+        (lambda: property_check_selection(_raises, max_entries=-1),
+         "max_entries must be an integer >= 0, not -1"),
+    ],
+)  # fmt: skip
+def test_a_property_check_of_no_example_or_no_event_is_refused(
+    run: Callable[[], object], said: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^{said}$"):
+        run()
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize(("examples", "max_events"), [(1, 1), (2, 1), (1, 2)])
+def test_a_property_check_that_compared_nothing_does_not_pass(
+    seed: int, examples: int, max_events: int
+) -> None:
+    """Runs of 0..max_events events: a search may draw only empty runs, which compare
+    nothing; against an implementation that raises it is then SKIPPED, never PASS."""
+    report = property_check_tick_protocol(
+        _raises, examples=examples, max_events=max_events, seed=seed
+    )
+    assert report.verdict == ("FAIL" if report.cases else "SKIPPED"), report.text()
+    assert not report.passed
 
 
 def test_the_kernel_step_function_is_not_flagged() -> None:

@@ -218,6 +218,12 @@ def test_progress_goes_to_a_terminal() -> None:
         (["--checks", ","], "--checks: no check is named nothing"),
         (["--skip-caps", "0"], "skip caps are at least 1, not 0"),
         (["--queue-size", "99"], "selection bounds go up to"),
+        (
+            ["--largest-budget", "999999"],
+            "largest budget 999,999 makes 8,000,005 events in the"
+            " tick protocol's first state alone, and its states multiply with it; the kit takes"
+            " budgets up to 16 (--largest-budget)",
+        ),
     ],
 )
 def test_bad_kit_options_are_one_line_exit_2(arguments: list[str], message: str) -> None:

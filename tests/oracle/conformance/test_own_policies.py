@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from returns.maybe import Maybe
 
 from oracle.cli import main
@@ -20,7 +23,12 @@ from oracle.conformance import (
     kernel_implementation,
     run_conformance,
 )
-from oracle.conformance.own_policies import own_policy
+from oracle.conformance.own_policies import (
+    MOST_ENTRY_VALUES,
+    MOST_TREE_DEPTH,
+    OwnPolicy,
+    own_policy,
+)
 from policy.waiting import (
     Moment,
     QueuePolicy,
@@ -81,6 +89,42 @@ def test_a_refused_policy_names_itself() -> None:
         own_policy("mine", [1])
 
 
+def _chain(terms: int) -> dict[str, object]:
+    """A key the kernel takes however long (chains do not nest): ``a + a + ...``."""
+    return {"attributes": {"a": "visible"}, "keys": [" + ".join(["a"] * terms)]}
+
+
+@settings(max_examples=25, deadline=None)
+@given(terms=st.integers(min_value=1, max_value=10_000))
+@example(terms=MOST_TREE_DEPTH)
+@example(terms=10_000)
+def test_every_chain_the_kernel_takes_is_taken_or_refused_in_one_line(terms: int) -> None:
+    if terms > MOST_TREE_DEPTH:
+        refused = f"^policy chain: keys\\[0\\] is a tree {terms:,} nodes deep [^\\n]*$"
+        with pytest.raises(ValueError, match=refused):
+            own_policy("chain", _chain(terms))
+        return
+    policy = own_policy("chain", _chain(terms))
+    if terms == MOST_TREE_DEPTH:  # the deepest taken is read by the spec without a crash
+        bounds = SelectionBounds(1, 0).with_policies((policy,))
+        assert_conforms(check_selection(select_waiting, bounds=bounds))
+
+
+@settings(max_examples=25, deadline=None)
+@given(count=st.integers(min_value=1, max_value=1000))
+def test_many_attributes_are_taken_with_a_bounded_domain_or_refused(count: int) -> None:
+    document = {"attributes": {f"a{i}": "visible" for i in range(count)}, "keys": ["a0"]}
+    try:
+        policy: OwnPolicy | str = own_policy("wide", document)
+    except ValueError as error:
+        policy = str(error)
+    if isinstance(policy, str):
+        assert f"its {count:,} attributes make" in policy
+        assert f"the kit checks at most {MOST_ENTRY_VALUES:,}" in policy
+    else:
+        assert math.prod(len(values) for values in policy.values.values()) <= MOST_ENTRY_VALUES
+
+
 def test_the_command_line_reads_policy_files(
     tmp_path: Path, kit_options: dict[str, object]
 ) -> None:
@@ -98,6 +142,11 @@ def test_the_command_line_reads_policy_files(
         ('{"keys": ["prompt +"]}', "keys[0]"),
         ('{"keys": ["prompt"], "keys": ["-prompt"]}', 'duplicate key "keys"'),
         ('{"let": {"k": NaN}}', "not JSON"),
+        (json.dumps(_chain(10_000)), "keys[0] is a tree 10,000 nodes deep"),
+        (
+            json.dumps({"attributes": dict.fromkeys(map("a{}".format, range(40)), "visible")}),
+            "its 40 attributes make 12,157,665,459,056,928,801 values of one queue entry",
+        ),
     ):
         bad.write_text(content)
         err = io.StringIO()

@@ -1,7 +1,9 @@
-"""Hostile lines from a process (issue 18): every line the kit reads goes through one
-strict reader, and what it refuses ends the run with one line, exit 2, never a
-traceback: numbers beyond the float range, deep nesting, ids and versions that are
-not exact integers, decision names that are not text; and a timeout out of range."""
+"""Hostile lines from a process (issues 18 and 30): every line the kit reads goes through
+one strict reader, then one reading of the answer, total on what the reader lets
+through, and what either refuses ends the run with one line, exit 2, never a
+traceback: numbers beyond the float range (integers too), deep nesting, ids and
+versions that are not exact integers, decision names that are not text, a hello
+answered "not applicable"; and a timeout out of range."""
 
 from __future__ import annotations
 
@@ -13,9 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from oracle.cli import main
 from oracle.conformance import CommandImplementation, verify_against_command
+from oracle.conformance.checks import BATCH
+from oracle.conformance.decisions import DECISIONS, normal_answer
+from oracle.conformance.decisions import HELLO as HELLO_NAME
 from oracle.conformance.wire import MAX_DEPTH, WireError, read_line
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -74,10 +81,79 @@ def _at_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
         ([HELLO, '{"id": 1, "answer": NaN}'],
          "malformed answer to request 1 (backlog_admits): not a JSON line: NaN is not JSON"
          " (numbers must be finite)"),
+        (['{"id": 0, "not_applicable": "no hello here"}'],
+         "malformed answer to hello: it must be an answer, not 'not_applicable' (no hello here)"),
     ],
 )  # fmt: skip
 def test_a_hostile_line_is_one_line_exit_2(lines: list[str], said: str) -> None:
     assert run(canned(*lines)) == (2, f"policy-kernel verify: {said}\n")
+
+
+def test_a_key_value_beyond_the_float_range_is_one_line_exit_2() -> None:
+    hello = '{"id": 0, "answer": {"protocol": 1, "decisions": ["select_waiting"]}}'
+    huge = [
+        f'{{"id": {i}, "answer": {{"index": 0, "keys": [1{"0" * 400}]}}}}'
+        for i in range(1, BATCH + 1)
+    ]
+    err = io.StringIO()
+    status = verify_against_command(  # a whole batch answered: the kit reads it, then judges
+        canned(hello, *huge), level="quick", checks=("selection",), out=io.StringIO(), err=err
+    )
+    assert (status, err.getvalue()) == (
+        2,
+        "policy-kernel verify: malformed answer to select_waiting: keys[0]: a number within"
+        " the float range, not a 401-digit integer\n",
+    )
+
+
+#: Every JSON value the line reader lets through: integers up to its 4,300 digits.
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=-(10**4299), max_value=10**4299),
+    st.integers(min_value=300, max_value=4299).map(lambda digits: 3 * 10**digits),  # no float
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+    st.sampled_from(["NaN", "Infinity", "-0.0", "low", "admitted", "empty", "waiting"]),
+)
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def _answers(draw: st.DrawFn) -> object:
+    """Any JSON value, or one in the shape of an answer with any value in a field."""
+    value = draw(_VALUES)
+    return draw(
+        st.sampled_from(
+            [
+                value,
+                {"index": 0, "keys": [value]},
+                {"outcome": "admitted", "index": 0, "keys": [1, value], "queue": []},
+                {"protocol": 1, "decisions": [value]},
+                {"protocol": value, "decisions": []},
+                {"chosen": value, "backlog": []},
+                {"refused": value},
+            ]
+        )
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(decision=st.sampled_from([HELLO_NAME, *DECISIONS]), answer=_answers())
+@example(decision="select_waiting", answer={"index": 0, "keys": [10**400]})
+def test_reading_an_answer_is_total_on_every_json_value(decision: str, answer: object) -> None:
+    try:
+        said = str(normal_answer(decision, answer) is None)
+    except WireError as error:  # the only exception: one line the command line prints
+        said = str(error)
+    assert "\n" not in said
 
 
 def test_the_reader_refuses_only_by_its_own_error() -> None:
