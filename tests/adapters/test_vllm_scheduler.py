@@ -127,7 +127,7 @@ def _file(tmp_path: Path, content: str | bytes, name: str = "policy.json") -> st
         (b"\xff\xfe{}", "the policy file is not UTF-8 text"),
         (
             '{"attributes": {"score": "visible"}, "keys": ["score"]}',
-            "attributes lacks 'score', which the policy's keys read",
+            "the policy reads 'score', which the requests do not offer",
         ),
         (" " * (MAX_POLICY_BYTES + 1), "larger than 1,048,576 bytes"),
     ],
@@ -140,6 +140,24 @@ def test_a_bad_policy_file_is_refused_in_one_line(
     message = str(refused.value)
     assert "\n" not in message
     assert reason in message
+
+
+@pytest.mark.parametrize("name", ["request_id", "tenant"])
+def test_a_policy_reading_what_vllms_requests_lack_is_refused_at_start_naming_the_offered(
+    tmp_path: Path, name: str
+) -> None:
+    # request_id names the request (text in vLLM): read as a number, every request
+    # would be refused; the server must not start with such a policy.
+    document = {"attributes": {name: "visible"}, "keys": [name]}
+    path = _file(tmp_path, json.dumps(document))
+    with pytest.raises(PolicyRefused) as refused:
+        queue_choice({ENV_VAR: path})
+    message = str(refused.value)
+    assert message.startswith(f"{ENV_VAR}={path!r}: the policy reads {name!r}, which the requests")
+    assert message.endswith(
+        "; the attributes offered are arrival_time, immediate, prepended, priority, prompt"
+    )
+    assert "\n" not in message
 
 
 def test_a_folder_is_not_a_policy_file(tmp_path: Path) -> None:
