@@ -4,10 +4,13 @@ The ``*_data`` functions turn a run into plain, frozen records (no matplotlib
 needed, so tests check them exactly). The ``write_*_png`` functions draw those
 records; they import matplotlib lazily, with the non-interactive 'Agg' backend,
 and raise a :class:`RuntimeError` naming the ``[plot]`` extra when it is missing.
+Each picture is drawn in memory and written by :func:`write_png`, through the
+project's one file rule: only a regular file is written, never a FIFO or a device.
 """
 
 from __future__ import annotations
 
+import io
 import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Hashable
@@ -15,10 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from returns.result import Failure
+
 from oracle.harness.admission_run import AdmissionRun
 from oracle.harness.rotation_replay import RotationRun, counted_for
 from oracle.simulate.run import Comparison
 from policy import Branch, RequestId
+from policy.adapters.regular_files import write_regular_file
 from policy.text import cut
 
 __all__ = [
@@ -34,6 +40,7 @@ __all__ = [
     "wait_distribution_data",
     "write_admission_timeline_png",
     "write_grant_timeline_png",
+    "write_png",
     "write_wait_distribution_png",
 ]
 
@@ -291,14 +298,32 @@ def _pyplot() -> Any:
 def _save(plt: Any, figure: Any, path: str | Path) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    png = io.BytesIO()  # matplotlib would open the path itself, blocking on a FIFO
     with warnings.catch_warnings():
         # A glyph the font lacks (an id in CJK, an emoji) is drawn as a box; its
         # warning (and tight_layout's, for a crowded figure) would be several lines
         # on stderr, where the CLI's rule is one line per problem. Only these calls.
         warnings.simplefilter("ignore", UserWarning)
         figure.tight_layout()
-        figure.savefig(target, format="png", dpi=_DPI)
+        figure.savefig(png, format="png", dpi=_DPI)
     plt.close(figure)
+    return write_png(png.getvalue(), target)
+
+
+def write_png(png: bytes, path: str | Path) -> Path:
+    """Write the drawn picture ``png`` at ``path`` by the project's one file rule
+    (:func:`policy.adapters.regular_files.write_regular_file`); return the path, or
+    raise an :class:`OSError` whose ``strerror`` is the one-line reason.
+
+    >>> write_png(b"", "/dev/null")
+    Traceback (most recent call last):
+    ...
+    OSError: [Errno None] not a regular file (a character device)
+    """
+    target = Path(path)
+    written = write_regular_file(target, png)
+    if isinstance(written, Failure):
+        raise OSError(None, written.failure().reason)
     return target
 
 

@@ -53,7 +53,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from returns.result import Failure
+
 from oracle.bench.run import machine
+from policy.adapters.regular_files import write_regular_file
 from policy.adapters.vllm import (
     WaitingRequestQueue,
     fcfs_queue,
@@ -210,8 +213,12 @@ def refusal(reason: str | None = None) -> str:
 
 
 def model_folder(folder: Path) -> Path:
-    """Write the tiny model's ``config.json`` into ``folder``; returns ``folder``."""
-    (folder / "config.json").write_text(json.dumps(MODEL_CONFIG, indent=2) + "\n")
+    """Write the tiny model's ``config.json`` into ``folder`` (by the project's one
+    file rule: a regular file only); returns ``folder``, or raises an ``OSError``."""
+    text = json.dumps(MODEL_CONFIG, indent=2) + "\n"
+    written = write_regular_file(folder / "config.json", text.encode("utf-8"))
+    if isinstance(written, Failure):
+        raise OSError(None, written.failure().reason)
     return folder
 
 

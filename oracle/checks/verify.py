@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from returns.result import Failure
+
 from oracle.checks.decisions import PUBLIC_DECISIONS
 from oracle.checks.expressions import EXPRESSIONS
 from oracle.checks.fast import COMPILED_KEYS, LANE_ANALYSIS, SELECTION_PATHS
@@ -30,6 +32,7 @@ from oracle.checks.grant_order import GRANT_ORDER
 from oracle.checks.rotation_model import ROTATION_MODEL
 from oracle.checks.rotation_paths import ROTATION_PATHS
 from oracle.checks.selection import SELECTION
+from policy.adapters.regular_files import write_regular_file
 from policy.text import printable
 
 __all__ = [
@@ -205,14 +208,17 @@ def _write_counterexample(result: CheckResult, folder: Path) -> Path | str | Non
 def write_counterexample(folder: Path, name: str, document: Mapping[str, object]) -> Path | str:
     """``document`` written as ``folder/counterexample-NAME.json`` (``NAME`` as a slug):
     the path, or why it could not be written. ``verify`` and ``verify
-    --against-command`` write their counterexamples so."""
+    --against-command`` write their counterexamples so, by the project's one file
+    rule (only a regular file is written: a FIFO in its place is refused, unblocked)."""
     path = folder / f"counterexample-{_slug(name)}.json"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as file:
-            file.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
     except OSError as error:
         return f"cannot write {_folder_text(path)}: {printable(error.strerror or str(error))}"
+    text = json.dumps(document, indent=2, allow_nan=False) + "\n"
+    written = write_regular_file(path, text.encode("utf-8"))
+    if isinstance(written, Failure):
+        return f"cannot write {_folder_text(path)}: {written.failure().reason}"
     return path
 
 

@@ -65,6 +65,7 @@ from policy.text import cut, printable
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "ENDING_SIGNALS",
     "MAX_LINE",
     "MAX_TIMEOUT",
     "CommandImplementation",
@@ -78,6 +79,11 @@ DEFAULT_TIMEOUT = 10.0
 MAX_TIMEOUT = 86400.0
 #: The longest answer line read (bytes); a longer one is malformed.
 MAX_LINE = 1 << 20
+#: The signals by which a terminal, a user or a service manager ends a process
+#: (its terminal gone, Ctrl-\, kill and systemd): during a run each ends the kit as
+#: an exit, which ends the command's process group first. Ctrl-C (SIGINT) already
+#: is Python's KeyboardInterrupt; SIGKILL cannot be caught.
+ENDING_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM)
 #: Seconds a process is given to exit after its stdin is closed, then its process
 #: group to die when terminated (SIGTERM), before the group is killed (SIGKILL).
 _EXIT_GRACE = 1.0
@@ -438,9 +444,11 @@ def verify_against_command(
     answer within ``timeout`` seconds, writes a malformed answer or answers none of
     the decisions (one line on ``err``).
 
-    A SIGTERM to this process during the run ends it as ``SystemExit(143)``
-    (in the main thread), so the command's process group is ended first."""
-    with _terminated_as_exit():
+    A signal that would end this process during the run (:data:`ENDING_SIGNALS`:
+    SIGTERM, SIGHUP, SIGQUIT; Ctrl-C is a ``KeyboardInterrupt``) ends it as
+    ``SystemExit(128 + signal)`` (in the main thread), so the command's process
+    group is ended first."""
+    with _signals_as_exit():
         return _verify(
             command,
             level=level,
@@ -468,21 +476,25 @@ def _write_counterexample(report: ConformanceReport, folder: Path) -> Path | str
     return write_counterexample(folder, f"conformance {report.check}", document)
 
 
-def _exit_on_sigterm(number: int, frame: FrameType | None) -> None:
+def _exit_on_signal(number: int, frame: FrameType | None) -> None:
     del frame
     raise SystemExit(128 + number)
 
 
 @contextlib.contextmanager
-def _terminated_as_exit() -> Iterator[None]:
+def _signals_as_exit() -> Iterator[None]:
+    """Each of :data:`ENDING_SIGNALS` raises ``SystemExit`` while the run lasts: the
+    ``with`` blocks that hold the command then end its process group, which the
+    signal's default action (ending this process at once) would leave running."""
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may set a handler
         return
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    previous = {number: signal.signal(number, _exit_on_signal) for number in ENDING_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
 
 def _verify(

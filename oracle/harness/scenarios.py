@@ -1,9 +1,9 @@
 """Loading scenario files: one clear error per bad file, never a traceback.
 
-Reading is bounded and never blocks: only regular files are read (a FIFO or a
-device named ``*.json`` is refused after a ``stat``, before any ``open``, and
-the ``open`` itself is non-blocking so a file swapped for a FIFO in between
-cannot block either), at most :data:`MAX_SCENARIO_BYTES` bytes, decoded as
+Reading is bounded and never blocks: only regular files are read, by the
+project's one file rule (:func:`policy.adapters.regular_files.read_regular_file`:
+a FIFO or a device named ``*.json`` is refused unopened, and one swapped in
+after the check cannot block either), at most :data:`MAX_SCENARIO_BYTES` bytes, decoded as
 UTF-8 (a bad byte is named by its offset) and parsed by the library's one JSON
 reader, :func:`policy.json_text.read_json`. Folders are walked iteratively,
 without following directory symlinks, so a deep tree or a symlink loop costs
@@ -26,6 +26,7 @@ from oracle.harness.admission_scenario import AdmissionScenario, read_admission
 from oracle.harness.fields import FieldError, Node
 from oracle.harness.rotation_events import RotationEventsScenario, read_rotation_events
 from oracle.harness.rotation_scenario import RotationScenario, read_rotation
+from policy.adapters.regular_files import read_regular_file
 from policy.json_text import read_json
 from policy.text import printable
 
@@ -46,17 +47,6 @@ Scenario = RotationScenario | RotationEventsScenario | AdmissionScenario
 MAX_SCENARIO_BYTES: Final = 4 * 1024 * 1024
 
 _KINDS = ("rotation", "admission")
-_READ_CHUNK: Final = 1 << 16
-# O_NONBLOCK: opening a FIFO for reading would wait for a writer; O_NOCTTY: a
-# terminal device never becomes our controlling terminal.
-_OPEN_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-_FILE_KINDS: Final = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,45 +130,22 @@ def os_reason(error: OSError | ValueError) -> str:
     return str(error)  # ValueError: an embedded NUL in a name given in-process
 
 
-def _file_kind(mode: int) -> str:
-    return next((kind for test, kind in _FILE_KINDS if test(mode)), "not a regular file")
-
-
 def _read_bytes(path: Path) -> bytes | ScenarioError:
     """At most MAX_SCENARIO_BYTES bytes of the regular file ``path``, never blocking."""
     name = str(path)
-    try:
-        # stat first: a FIFO or a device is never opened (opening may have effects).
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            return ScenarioError(name, "", f"not a regular file ({_file_kind(mode)})")
-        descriptor = os.open(path, _OPEN_FLAGS)
-    except (OSError, ValueError) as error:
-        return ScenarioError(name, "", f"cannot read: {os_reason(error)}")
-    try:
-        # Checked again on what was opened: the name may have been replaced since.
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            return ScenarioError(name, "", f"not a regular file ({_file_kind(mode)})")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_SCENARIO_BYTES:
-            chunk = os.read(descriptor, min(_READ_CHUNK, MAX_SCENARIO_BYTES + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as error:
-        return ScenarioError(name, "", f"cannot read: {os_reason(error)}")
-    finally:
-        os.close(descriptor)
-    if size > MAX_SCENARIO_BYTES:
+    read = read_regular_file(path, MAX_SCENARIO_BYTES)
+    if isinstance(read, Failure):
+        refused = read.failure()
+        reason = refused.reason if refused.kind is not None else f"cannot read: {refused.reason}"
+        return ScenarioError(name, "", reason)
+    data = read.unwrap()
+    if len(data) > MAX_SCENARIO_BYTES:
         return ScenarioError(
             name,
             "",
             f"larger than the {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB limit for a scenario file",
         )
-    return b"".join(chunks)
+    return data
 
 
 def golden_paths() -> list[Path]:

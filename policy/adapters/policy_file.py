@@ -8,7 +8,9 @@ non-finite numbers and deep nesting refused at their place) and loaded by
 message is one line: the reason, without the file's name (the caller says
 which setting or option named it).
 
-This module reads a file: tests/test_kernel_purity.py allows its one ``open``.
+The file is opened by the project's one file rule
+(:func:`policy.adapters.regular_files.read_regular_file`): only a regular file
+is read, and a FIFO or a device in its place is refused without blocking.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Final
 
 from returns.result import Failure
 
+from policy.adapters.regular_files import read_regular_file
 from policy.json_text import JsonValue, read_json
 from policy.text import cut, printable
 from policy.waiting import QueuePolicy, load_policy
@@ -37,12 +40,10 @@ def read_policy_file(path: str) -> tuple[JsonValue, QueuePolicy]:
     ...
     ValueError: cannot read the policy file: No such file or directory
     """
-    try:
-        with open(path, "rb") as file:  # not pathlib: the kernel contract forbids it
-            data = file.read(MAX_POLICY_BYTES + 1)
-    except OSError as error:
-        reason = printable(error.strerror or str(error))
-        raise ValueError(f"cannot read the policy file: {reason}") from None
+    opened = read_regular_file(path, MAX_POLICY_BYTES)
+    if isinstance(opened, Failure):
+        raise ValueError(f"cannot read the policy file: {opened.failure().reason}")
+    data = opened.unwrap()
     if len(data) > MAX_POLICY_BYTES:
         raise ValueError(f"the policy file is larger than {MAX_POLICY_BYTES:,} bytes")
     try:

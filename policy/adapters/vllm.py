@@ -205,12 +205,13 @@ class WaitingRequestQueue(Generic[R]):
     """vLLM's ``RequestQueue`` interface over the kernel's waiting queue.
 
     ``policy`` decides the order (any :class:`~policy.waiting.QueuePolicy`);
-    ``attributes`` maps ``"request_id"`` and every attribute the policy's keys
-    read to a getter on the request object; ``clock`` gives the admission
-    clock's ``now`` (seconds). ``prepend_resumed`` (default) queues a prepended
-    request resumed, ahead of every key; otherwise it is added by its keys like
-    a new one. ``class_names`` and ``run_class`` name the first key's values in
-    :meth:`stats`.
+    ``attributes`` maps ``"request_id"`` (the request's identity, which no key
+    reads) and every attribute the policy's keys read to a getter on the request
+    object (a policy reading another is refused here, naming the ones offered);
+    ``clock`` gives the admission clock's ``now`` (seconds). ``prepend_resumed``
+    (default) queues a prepended request resumed, ahead of every key; otherwise
+    it is added by its keys like a new one. ``class_names`` and ``run_class``
+    name the first key's values in :meth:`stats`.
 
     >>> from types import SimpleNamespace as Req
     >>> queue = fcfs_queue(clock=lambda: 0.0)
@@ -265,12 +266,18 @@ class WaitingRequestQueue(Generic[R]):
                 f"attributes[{PREPENDED!r}] is the queue's own: True for a request"
                 " prepend_request queued, False for one add_request queued"
             )
+        if "request_id" not in attributes:
+            raise ValueError("attributes lacks 'request_id', which names the request")
         read = sorted(policy.attributes_read - {PREPENDED})
-        missing = [name for name in ["request_id", *read] if name not in attributes]
-        if missing:
+        # request_id names the request (text, in vLLM): no attribute a key may read
+        unoffered = [name for name in read if name == "request_id" or name not in attributes]
+        if unoffered:
+            offered = sorted([PREPENDED, *(str(n) for n in attributes if n != "request_id")])
             raise ValueError(
-                f"attributes lacks {shown(missing[0])}, which "
-                + ("names the request" if missing[0] == "request_id" else "the policy's keys read")
+                f"the policy reads {shown(unoffered[0])}, which the requests do not offer as"
+                " an attribute"
+                + (" ('request_id' names the request)" if unoffered[0] == "request_id" else "")
+                + f"; the attributes offered are {cut(', '.join(offered), 400)}"
             )
         if not callable(clock):
             raise TypeError(f"clock must be callable, not {shown(clock)}")

@@ -265,7 +265,8 @@ def test_a_request_the_kernel_refuses_is_a_value_error() -> None:
         (
             lambda: priority_queue(attributes={"request_id": id}),
             ValueError,
-            "attributes lacks 'arrival_time', which the policy's keys read",
+            "the policy reads 'arrival_time', which the requests do not offer as an attribute;"
+            " the attributes offered are prepended",
         ),
         (
             lambda: fcfs_queue(attributes={"request_id": "request_id"}),  # type: ignore[dict-item]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import subprocess
 import sys
 import types
 import weakref
@@ -36,6 +38,7 @@ from policy.adapters.sglang import (
     sglang_order,
 )
 from policy.waiting import make_policy
+from tests.replay_helpers import TIMEOUT
 
 
 @dataclass
@@ -167,6 +170,28 @@ def test_a_policy_file_reading_an_attribute_sglang_lacks_is_refused(tmp_path: Pa
     )
     choice = policy_choice({ENV_VAR: str(path)})
     assert choice is not None
+
+
+def test_a_fifo_named_as_the_policy_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "queue.json"
+    os.mkfifo(fifo)  # no writer ever comes: a blocking open waits for ever
+    program = (
+        "import sys\n"
+        "from policy.adapters.sglang import ENV_VAR, policy_choice\n"
+        "try:\n"
+        "    policy_choice({ENV_VAR: sys.argv[1]})\n"
+        "except ValueError as refused:\n"
+        "    print(refused)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(fifo)],
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.stdout.decode() == (
+        f"{ENV_VAR}={str(fifo)!r}: cannot read the policy file: not a regular file (a FIFO)\n"
+    )
 
 
 def test_the_plugin_does_nothing_without_a_policy(monkeypatch: pytest.MonkeyPatch) -> None:

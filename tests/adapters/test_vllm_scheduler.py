@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,6 +28,7 @@ from policy.adapters.vllm_scheduler import (
 )
 from policy.waiting import selection_path
 from tests.adapters.stand_ins import DequeQueue, FakeClock, Req
+from tests.replay_helpers import TIMEOUT
 
 
 def _choice(value: str) -> str:
@@ -127,7 +130,7 @@ def _file(tmp_path: Path, content: str | bytes, name: str = "policy.json") -> st
         (b"\xff\xfe{}", "the policy file is not UTF-8 text"),
         (
             '{"attributes": {"score": "visible"}, "keys": ["score"]}',
-            "attributes lacks 'score', which the policy's keys read",
+            "the policy reads 'score', which the requests do not offer",
         ),
         (" " * (MAX_POLICY_BYTES + 1), "larger than 1,048,576 bytes"),
     ],
@@ -140,6 +143,46 @@ def test_a_bad_policy_file_is_refused_in_one_line(
     message = str(refused.value)
     assert "\n" not in message
     assert reason in message
+
+
+@pytest.mark.parametrize("name", ["request_id", "tenant"])
+def test_a_policy_reading_what_vllms_requests_lack_is_refused_at_start_naming_the_offered(
+    tmp_path: Path, name: str
+) -> None:
+    # request_id names the request (text in vLLM): read as a number, every request
+    # would be refused; the server must not start with such a policy.
+    document = {"attributes": {name: "visible"}, "keys": [name]}
+    path = _file(tmp_path, json.dumps(document))
+    with pytest.raises(PolicyRefused) as refused:
+        queue_choice({ENV_VAR: path})
+    message = str(refused.value)
+    assert message.startswith(f"{ENV_VAR}={path!r}: the policy reads {name!r}, which the requests")
+    assert message.endswith(
+        "; the attributes offered are arrival_time, immediate, prepended, priority, prompt"
+    )
+    assert "\n" not in message
+
+
+def test_a_fifo_named_as_the_policy_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "queue.json"
+    os.mkfifo(fifo)  # no writer ever comes: a blocking open waits for ever
+    program = (
+        "import sys\n"
+        "from policy.adapters.vllm_scheduler import ENV_VAR, PolicyRefused, queue_choice\n"
+        "try:\n"
+        "    queue_choice({ENV_VAR: sys.argv[1]})\n"
+        "except PolicyRefused as refused:\n"
+        "    print(refused)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(fifo)],
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.stdout.decode() == (
+        f"{ENV_VAR}={str(fifo)!r}: cannot read the policy file: not a regular file (a FIFO)\n"
+    )
 
 
 def test_a_folder_is_not_a_policy_file(tmp_path: Path) -> None:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from oracle.harness.rotation_replay import replay_rotation
 from oracle.harness.rotation_scenario import RotationScenario
 from oracle.harness.scenarios import golden_paths, load_scenario
 from oracle.simulate.run import compare
+from tests.replay_helpers import TIMEOUT, one_line
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -126,6 +130,33 @@ def test_a_picture_that_cannot_be_written_is_one_line_and_status_2(
     # The replays themselves still ran and passed; the summary says what is missing.
     assert out.splitlines()[-1] == (
         "replay: 2 passed, 0 failed, 0 bad, 0 without expect; 0 pictures written, 2 not written"
+    )
+
+
+_FIFO_PICTURE = """
+import importlib.util, sys
+from oracle import plots
+from oracle.cli import main
+if importlib.util.find_spec("matplotlib") is None:  # drawn as bytes, written as a picture is
+    plots.require_matplotlib = lambda: None
+    plots.write_grant_timeline_png = lambda data, path: plots.write_png(b"PNG", path)
+sys.exit(main(["replay", "--plot", sys.argv[1], sys.argv[2]]))
+"""
+
+
+def test_a_fifo_in_the_place_of_a_picture_is_refused_without_blocking(tmp_path: Path) -> None:
+    rotation = next(p for p in golden_paths() if p.stem == "budget-1")
+    fifo = tmp_path / "budget-1-grants.png"
+    os.mkfifo(fifo)  # no reader ever comes: a blocking open waits for ever
+    done = subprocess.run(
+        [sys.executable, "-c", _FIFO_PICTURE, str(tmp_path), str(rotation)],
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert one_line(done.stderr.decode()) == (
+        f"policy-kernel: {rotation}: cannot write the picture {fifo}: not a regular file (a FIFO)"
     )
 
 

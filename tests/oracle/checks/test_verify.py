@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ from oracle.checks.framework import Check, Counterexample, Level, PaperBound, Pa
 from oracle.checks.rotation_model import explore
 from oracle.cli import main
 from policy.rotation import decisions, protocol
+from tests.replay_helpers import TIMEOUT
 
 
 def _passing(_level: Level, unit: object) -> Partial:
@@ -198,6 +202,26 @@ def test_an_explicit_out_that_cannot_hold_files_is_refused_before_the_run(
     assert captured.err.startswith(f"policy-kernel: --out: {said}")
     assert captured.err.count("\n") == 1
     assert verify.out_folder_problem(tmp_path / "new" / "folder") is None  # made when needed
+
+
+def test_a_fifo_in_the_place_of_a_counterexample_file_is_refused_without_blocking(
+    tmp_path: Path,
+) -> None:
+    fifo = tmp_path / "counterexample-failing.json"
+    os.mkfifo(fifo)  # no reader ever comes: a blocking open waits for ever
+    program = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from oracle.checks.verify import write_counterexample\n"
+        "print(write_counterexample(Path(sys.argv[1]), 'failing', {'kind': 'rotation'}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(tmp_path)],
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.stdout.decode() == f"cannot write {fifo}: not a regular file (a FIFO)\n"
 
 
 @pytest.mark.usefixtures("stand_ins")

@@ -1,7 +1,8 @@
 """The command's processes (issue 18): the kit starts the command in its own process
 group and ends the whole group on every exit path (the end of a run, a protocol
-error, a timeout, a SIGTERM to verify itself), within about a second and a half
-even when the process ignores SIGTERM; and it keeps only a bounded tail of stderr.
+error, a timeout, a signal that ends verify itself), within about a second and a
+half even when the process ignores SIGTERM; and it keeps only a bounded tail of
+stderr.
 
 Each server here is started through ``sh -c`` and forks a grandchild
 (``sleep 1000 &``) whose pid it writes to a file: after the run, nothing of the
@@ -110,7 +111,9 @@ def test_shutdown_is_quick_even_when_sigterm_is_ignored(pid_file: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("number", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"]
+    ("number", "status"),
+    [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129), (signal.SIGQUIT, 131)],
+    ids=["SIGTERM", "Ctrl-C", "SIGHUP", "SIGQUIT"],
 )
 def test_a_signal_to_verify_ends_the_group(pid_file: Path, number: int, status: int) -> None:
     server = forking(

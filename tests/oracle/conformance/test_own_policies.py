@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ from policy.waiting import (
     vllm_priority,
 )
 from tests.oracle.conformance import broken
+from tests.replay_helpers import cli, one_line
 
 ASCEND = own_policy("ascend-aging", dict(dump_policy(ascend_fcfs_lanes(128, 3.0))))
 VLLM = own_policy("vllm-priority", dict(dump_policy(vllm_priority())))
@@ -169,6 +171,16 @@ def test_the_command_line_reads_policy_files(
     err = io.StringIO()
     assert main(["verify", "--policy", str(good)], out=io.StringIO(), err=err) == 2
     assert err.getvalue() == "policy-kernel: --policy applies to --against-command\n"
+
+
+def test_a_fifo_as_a_policy_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "mine.json"
+    os.mkfifo(fifo)  # no writer ever comes: a blocking open waits for ever
+    done = cli("verify", "--against-command", "x", "--policy", str(fifo))
+    assert done.returncode == 2
+    assert one_line(done.stderr.decode()) == (
+        f"policy-kernel: --policy {fifo}: cannot read the policy file: not a regular file (a FIFO)"
+    )
 
 
 def test_stage_thresholds_are_tried_on_both_sides() -> None:
