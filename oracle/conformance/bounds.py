@@ -24,6 +24,7 @@ from oracle.checks.framework import Level
 from oracle.conformance import own_policies
 from oracle.conformance.own_policies import OwnPolicy
 from oracle.spec import protocol as spec
+from policy.text import shown
 
 __all__ = [
     "EDGE_VALUES",
@@ -214,7 +215,7 @@ class ProtocolBounds:
     def __post_init__(self) -> None:
         if self.profile not in spec.PROFILES:
             raise ValueError(
-                f"the rules profile is one of {', '.join(spec.PROFILES)}, not {self.profile!r}"
+                f"the rules profile is one of {', '.join(spec.PROFILES)}, not {shown(self.profile)}"
             )
 
     @classmethod

@@ -69,6 +69,7 @@ from oracle.spec import protocol as spec
 from oracle.spec import selection as spec_selection
 from oracle.strategies import backlogs, moments, queue_policies, rotation_events, waiting_queues
 from policy import BacklogEntry, EntryKind, Event, GrantBacklog, Lane, RulesProfile
+from policy.text import shown
 from policy.waiting import Moment, QueuePolicy, WaitingQueue, dump_policy, expr_to_json
 
 __all__ = [
@@ -265,7 +266,9 @@ def property_check_tick_protocol(
     from the spec's state before it (``seed``: None for a fixed derandomized search),
     under the rules ``profile`` (``"seed"`` or ``"mlxcel"``)."""
     if profile not in spec.PROFILES:
-        raise ValueError(f"the rules profile is one of {', '.join(spec.PROFILES)}, not {profile!r}")
+        raise ValueError(
+            f"the rules profile is one of {', '.join(spec.PROFILES)}, not {shown(profile)}"
+        )
     implementation = as_implementation(apply_event, "apply_event")
     # Run lengths uniform in 0..max_events (a plain list favours short ones), each run a
     # list of exactly that many events, so that shrinking drops events from the end.
