@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from policy.text import shown
+
 __all__ = [
     "LEVELS",
     "Check",
@@ -22,11 +24,31 @@ __all__ = [
     "Level",
     "PaperBound",
     "Partial",
+    "level_named",
     "merge",
 ]
 
 Level = Literal["quick", "default", "deep"]
 LEVELS: tuple[Level, ...] = ("quick", "default", "deep")
+
+
+def level_named(level: object) -> Level:
+    """``level`` when it names one of :data:`LEVELS`; otherwise a ``ValueError``
+    listing them. Every function that takes a level checks it here first: a
+    misspelt one would otherwise be a bare ``KeyError`` from a check's domain.
+
+    >>> level_named("quick")
+    'quick'
+    >>> level_named("quik")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown level 'quik': the levels are quick, default, deep
+    """
+    for known in LEVELS:
+        if isinstance(level, str) and level == known:
+            return known
+    raise ValueError(f"unknown level {shown(level)}: the levels are {', '.join(LEVELS)}")
+
 
 #: Counterexamples kept per unit and per check: the smallest ones.
 KEPT_COUNTEREXAMPLES = 3

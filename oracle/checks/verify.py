@@ -27,13 +27,13 @@ from returns.result import Failure
 from oracle.checks.decisions import PUBLIC_DECISIONS
 from oracle.checks.expressions import EXPRESSIONS
 from oracle.checks.fast import COMPILED_KEYS, LANE_ANALYSIS, SELECTION_PATHS
-from oracle.checks.framework import Check, Counterexample, Level, Partial, merge
+from oracle.checks.framework import Check, Counterexample, Level, Partial, level_named, merge
 from oracle.checks.grant_order import GRANT_ORDER
 from oracle.checks.rotation_model import ROTATION_MODEL
 from oracle.checks.rotation_paths import ROTATION_PATHS
 from oracle.checks.selection import SELECTION
 from policy.adapters.regular_files import write_regular_file
-from policy.text import printable
+from policy.text import printable, quote
 
 __all__ = [
     "CHECKS",
@@ -77,10 +77,10 @@ def parse_shard(text: str) -> Shard:
     """
     matched = re.fullmatch(r"([0-9]{1,6})/([0-9]{1,6})", text.strip())
     if matched is None:
-        raise ValueError(f"--shard must be K/N, such as 1/4, not {text!r}")
+        raise ValueError(f"--shard must be K/N, such as 1/4, not {quote(text)}")
     index, count = int(matched.group(1)), int(matched.group(2))
     if not 1 <= index <= count:
-        raise ValueError(f"--shard K/N needs 1 <= K <= N, not {text!r}")
+        raise ValueError(f"--shard K/N needs 1 <= K <= N, not {quote(text)}")
     return Shard(index, count)
 
 
@@ -129,7 +129,9 @@ def _leave_interrupts_to_the_parent() -> None:
 def run_checks(
     level: Level, jobs: int, shard: Shard, progress: TextIO | None = None
 ) -> list[CheckResult]:
-    """Run the shard's tasks of every check at ``level`` on ``jobs`` processes."""
+    """Run the shard's tasks of every check at ``level`` on ``jobs`` processes (an
+    unknown level is a ``ValueError``, :func:`~oracle.checks.framework.level_named`)."""
+    level = level_named(level)
     tasks = [(level, index, unit) for index, unit in _tasks(level, shard)]
     parts: dict[int, list[Partial]] = {index: [] for index in range(len(CHECKS))}
     seconds = dict.fromkeys(range(len(CHECKS)), 0.0)
@@ -310,7 +312,8 @@ def verify(
     err: TextIO = sys.stderr,
 ) -> int:
     """Run the checks and report; 0 when every check passes, 1 otherwise (also when
-    a counterexample file cannot be written: the report then holds its text)."""
+    a counterexample file cannot be written: the report then holds its text). An
+    unknown level is a ``ValueError`` before anything runs."""
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     started = time.perf_counter()
     progress = err if err.isatty() else None

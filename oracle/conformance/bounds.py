@@ -331,7 +331,7 @@ class ProtocolBounds:
             _whole("ProtocolBounds", "max_depth", self.max_depth, 0)
         if self.profile not in spec.PROFILES:
             raise ValueError(
-                f"the rules profile is one of {', '.join(spec.PROFILES)}, not {self.profile!r}"
+                f"the rules profile is one of {', '.join(spec.PROFILES)}, not {shown(self.profile)}"
             )
 
     @classmethod

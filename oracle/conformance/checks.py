@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, Protocol
 
-from oracle.checks.framework import KEPT_COUNTEREXAMPLES, Level
+from oracle.checks.framework import KEPT_COUNTEREXAMPLES, Level, level_named
 from oracle.conformance.bounds import (
     BoundsChoice,
     FlagBounds,
@@ -355,8 +355,9 @@ def _check(
     (a level's own bounds when ``level_of_bounds`` names it)."""
     check = _BY_NAME[name]
     if isinstance(bounds, str):
-        level: Level | None = bounds
-        chosen: _Bounds = check.bounds_at(bounds)
+        named = level_named(bounds)
+        level: Level | None = named
+        chosen: _Bounds = check.bounds_at(named)
     else:
         level, chosen = level_of_bounds, bounds
     return run_cases(
@@ -494,6 +495,7 @@ def run_conformance(
     the admission attempt are checked under those instead of the kit's own; ``choice``
     sets bounds instead of the level's (:class:`~oracle.conformance.bounds.BoundsChoice`);
     ``starting`` is called with each check's name before it runs (progress)."""
+    level = level_named(level)
     ProtocolBounds.at(level, profile)  # refuses an unknown profile before anything runs
     unknown = sorted(set(checks or ()) - set(_BY_NAME))
     if unknown:

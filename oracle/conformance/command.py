@@ -45,7 +45,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import IO, TextIO
 
-from oracle.checks.framework import Level
+from oracle.checks.framework import Level, level_named
 from oracle.checks.verify import counterexample_file_json, write_counterexample
 from oracle.conformance.bounds import BoundsChoice
 from oracle.conformance.checks import LEVEL_BOUNDS, run_conformance
@@ -444,10 +444,13 @@ def verify_against_command(
     answer within ``timeout`` seconds, writes a malformed answer or answers none of
     the decisions (one line on ``err``).
 
+    An unknown ``level`` is a ``ValueError`` before the command is started.
+
     A signal that would end this process during the run (:data:`ENDING_SIGNALS`:
     SIGTERM, SIGHUP, SIGQUIT; Ctrl-C is a ``KeyboardInterrupt``) ends it as
     ``SystemExit(128 + signal)`` (in the main thread), so the command's process
     group is ended first."""
+    level = level_named(level)
     with _signals_as_exit():
         return _verify(
             command,

@@ -72,7 +72,7 @@ from policy import (
     slice_takes_tick,
     take_next_grantee,
 )
-from policy.text import cut
+from policy.text import cut, shown
 from policy.waiting import (
     AdmissionOutcome,
     Admitted,
@@ -249,7 +249,7 @@ def from_handlers(handlers: Mapping[str, Handler]) -> Implementation:
 
 def _boolean(name: str, value: object) -> bool:
     if not isinstance(value, bool):
-        raise WireError(f"{name} returned {value!r}, not True or False")
+        raise WireError(f"{name} returned {shown(value)}, not True or False")
     return value
 
 
@@ -267,12 +267,12 @@ def _step_result(value: object) -> Result[Step, ProtocolError]:
         return Success(value)
     if isinstance(value, ProtocolError):
         return Failure(value)
-    raise WireError(f"apply_event returned {value!r}, not a Result, a Step or a ProtocolError")
+    raise WireError(f"apply_event returned {shown(value)}, not a Result, a Step or a ProtocolError")
 
 
 def _selection_json(selection: object) -> dict[str, JSON]:
     if not isinstance(selection, Selection):
-        raise WireError(f"returned {selection!r}, not a Selection")
+        raise WireError(f"returned {shown(selection)}, not a Selection")
     return {"index": selection.index, "keys": [number_json(key) for key in selection.keys]}
 
 
@@ -285,7 +285,7 @@ def _attempt_json(outcome: object) -> dict[str, JSON]:
             **_selection_json(outcome.selection),
             "queue": [entry.identity for entry in outcome.queue],
         }
-    raise WireError(f"attempt_admission returned {outcome!r}, not an AdmissionOutcome")
+    raise WireError(f"attempt_admission returned {shown(outcome)}, not an AdmissionOutcome")
 
 
 class _Memo(Generic[_Read]):
@@ -408,7 +408,7 @@ def from_callables(  # noqa: PLR0917 - one optional callable per decision
         def budget_setting(inputs: Mapping[str, JSON]) -> JSON:
             budget = parse_budget(_optional_text(inputs["raw"], "raw"))
             if isinstance(budget, bool) or not isinstance(budget, int):
-                raise WireError(f"parse_grant_rounds returned {budget!r}, not an int")
+                raise WireError(f"parse_grant_rounds returned {shown(budget)}, not an int")
             return budget
 
         handlers["parse_grant_rounds"] = budget_setting
@@ -418,7 +418,7 @@ def from_callables(  # noqa: PLR0917 - one optional callable per decision
         def lane_header(inputs: Mapping[str, JSON]) -> JSON:
             lane = parse_header(_optional_text(inputs["header"], "header"))
             if not isinstance(lane, Lane):
-                raise WireError(f"parse_lane returned {lane!r}, not a Lane")
+                raise WireError(f"parse_lane returned {shown(lane)}, not a Lane")
             return lane.label
 
         handlers["parse_lane"] = lane_header
@@ -435,7 +435,7 @@ def from_callables(  # noqa: PLR0917 - one optional callable per decision
             ]
             chosen = _maybe(index_of(entries, read_int(inputs["skip_cap"], "skip_cap")))
             if chosen is not None and (isinstance(chosen, bool) or not isinstance(chosen, int)):
-                raise WireError(f"next_grant_index returned {chosen!r}, not an index")
+                raise WireError(f"next_grant_index returned {shown(chosen)}, not an index")
             return chosen
 
         handlers["next_grant_index"] = grant_index
@@ -448,10 +448,10 @@ def from_callables(  # noqa: PLR0917 - one optional callable per decision
             if taken is None:
                 return None
             if not (isinstance(taken, tuple) and len(taken) == 2):
-                raise WireError(f"take_next_grantee returned {taken!r}")
+                raise WireError(f"take_next_grantee returned {shown(taken)}")
             chosen, rest = taken
             if not isinstance(chosen, BacklogEntry) or not isinstance(rest, GrantBacklog):
-                raise WireError(f"take_next_grantee returned {taken!r}")
+                raise WireError(f"take_next_grantee returned {shown(taken)}")
             return {
                 "chosen": kernel_entry_json(chosen),
                 "backlog": [kernel_entry_json(entry) for entry in rest],
@@ -464,7 +464,7 @@ def from_callables(  # noqa: PLR0917 - one optional callable per decision
         def re_enter(inputs: Mapping[str, JSON]) -> JSON:
             joined = append(read_backlog(inputs["backlog"]), read_entry(inputs["entry"]))
             if not isinstance(joined, GrantBacklog):
-                raise WireError(f"backlog_append returned {joined!r}, not a GrantBacklog")
+                raise WireError(f"backlog_append returned {shown(joined)}, not a GrantBacklog")
             return [kernel_entry_json(entry) for entry in joined]
 
         handlers["backlog_append"] = re_enter

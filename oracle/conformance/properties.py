@@ -281,7 +281,9 @@ def property_check_tick_protocol(
     _at_least("examples", examples, 1)
     _at_least("max_events", max_events, 1)
     if profile not in spec.PROFILES:
-        raise ValueError(f"the rules profile is one of {', '.join(spec.PROFILES)}, not {profile!r}")
+        raise ValueError(
+            f"the rules profile is one of {', '.join(spec.PROFILES)}, not {shown(profile)}"
+        )
     implementation = as_implementation(apply_event, "apply_event")
     # Run lengths uniform in 0..max_events (a plain list favours short ones), each run a
     # list of exactly that many events, so that shrinking drops events from the end.

@@ -3,6 +3,7 @@ the run (one printable line per row), and the picture it can be drawn as."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -102,12 +103,13 @@ def _render_rotation(run: RotationRun[RotationState], result: Verdict, out: Text
     )
     out.write(f"  grant log  {format_grant_log(run.grant_log)}\n")
     out.write(f"  {'request':<8} {'lane':<7} {'arrive':>6} {'slices':>6} {'grants':>6}  outcome\n")
+    grants = Counter(grant.request for grant in run.grants)  # once, not a pass per row
+    outcomes = run.outcomes
     for request in scenario.requests:
-        grants = sum(1 for grant in run.grants if grant.request == request.id)
         out.write(
             f"  {format_value(request.id):<8} {request.lane.label:<7} "
             f"{format_value(request.arrive):>6} {format_value(request.slices):>6} "
-            f"{grants:>6}  {run.outcomes[request.id].value}\n"
+            f"{grants[request.id]:>6}  {outcomes[request.id].value}\n"
         )
     _render_verdict(result, out)
 

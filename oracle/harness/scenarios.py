@@ -84,7 +84,7 @@ def read_scenario(doc: object) -> Scenario:
     if not isinstance(doc, dict):
         raise root.fail("a scenario file must hold one JSON object")
     kind = root.child("kind")
-    if kind.value is None:
+    if not root.has("kind"):  # a null kind is given: it gets the line for a wrong kind
         raise kind.fail("is required")
     if kind.value == "rotation":
         # Two forms: driven ticks from ``requests``, or an exact ``events`` list.

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from oracle.harness.admission_scenario import StepRequest
 from oracle.harness.rotation_scenario import RotationRequest
 from policy import Lane
+from policy.text import shown
 
 __all__ = [
     "CLASSES",
@@ -67,7 +68,7 @@ def seeded(seed: int) -> random.Random:
     ValueError: the seed must be a whole number >= 0, not -1
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"the seed must be a whole number >= 0, not {seed!r}")
+        raise ValueError(f"the seed must be a whole number >= 0, not {shown(seed)}")
     return random.Random(seed)
 
 

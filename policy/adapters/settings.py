@@ -4,9 +4,11 @@ the vLLM and SGLang adapters.
 
 A setting's number is written in ASCII digits, with at most one ``.`` and an
 optional leading ``-``: no underscores, no other scripts' digits, no exponent, no
-``inf`` or ``nan`` (Python's ``int`` and ``float`` take all of these). Each key is
-given at most once. Every refusal is a ``ValueError`` whose message is one line,
-the host's text quoted short (``policy.text.quote``); the caller names the setting.
+``inf`` or ``nan`` (Python's ``int`` and ``float`` take all of these), and at most
+:data:`MOST_DIGITS` digits. Each key is given at most once. Every refusal is a
+``ValueError`` whose message is one line, the host's text quoted short
+(``policy.text.quote``); the caller names the setting. The command line's number
+options (``oracle.options``) are read by the same rule.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ from typing import Final
 
 from policy.text import quote
 
-__all__ = ["ENV_VAR", "is_policy_file", "read_ready_made", "setting_number"]
+__all__ = ["ENV_VAR", "MOST_DIGITS", "is_policy_file", "read_ready_made", "setting_number"]
 
 #: The environment variable that names the policy, for every host.
 ENV_VAR: Final = "POLICY_KERNEL_QUEUE"
+
+#: The most digits a setting's number has: Python converts no longer text to an
+#: ``int`` (its default limit), and no threshold or age needs more.
+MOST_DIGITS: Final = 4300
 
 #: What a refusal of an unknown name adds: how a file is told from a name.
 _FILE_HINT: Final = "a policy file's path ends in .json or holds a '/'"
@@ -45,8 +51,13 @@ def setting_number(key: str, text: str) -> int | float:
     ValueError: threshold must be a number in ASCII digits, not '1_000'
     """
     body = text[1:] if text.startswith("-") else text
-    if not body or not body.isascii() or not body.replace(".", "", 1).isdigit():
+    digits = body.replace(".", "", 1)
+    if not body or not body.isascii() or not digits.isdigit():
         raise ValueError(f"{key} must be a number in ASCII digits, not {quote(text)}")
+    if len(digits) > MOST_DIGITS:
+        raise ValueError(
+            f"{key} must be a number of at most {MOST_DIGITS:,} digits, not {quote(text)}"
+        )
     return float(text) if "." in text else int(text)
 
 

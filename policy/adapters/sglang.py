@@ -56,10 +56,11 @@ from returns.result import Failure
 
 from policy.adapters.policy_file import read_policy_file
 from policy.adapters.settings import ENV_VAR, is_policy_file, read_ready_made
-from policy.text import quote
+from policy.text import quote, shown
 from policy.waiting import Moment, QueuePolicy, WaitingQueue, fifo, make_policy
 from policy.waiting.fast import plan_of, selection_path
 from policy.waiting.fast.plan import ordering
+from policy.waiting.numbers import finite_number
 
 __all__ = [
     "ATTRIBUTES",
@@ -280,9 +281,10 @@ def lpm_aging(
 
 
 def _positive(name: str, value: float) -> float:
-    if not value > 0 or value == float("inf"):
-        raise ValueError(f"{name} must be a positive finite number, not {value!r}")
-    return float(value)
+    number = finite_number(value)  # a 400-digit integer too: beyond the floats
+    if number is None or not number > 0:
+        raise ValueError(f"{name} must be a positive finite number, not {shown(value)}")
+    return number
 
 
 #: Ready-made names: the builder and the arguments it takes after ``name:``
@@ -307,7 +309,7 @@ def _ready_made(value: str) -> Choice:
     name, arguments = read_ready_made(value, {n: keys for n, (_, keys) in READY_MADE.items()})
     flag = arguments.get("retracted_first", 0)
     if flag not in (0, 1) or type(flag) is not int:
-        raise ValueError(f"retracted_first must be 0 or 1, not {flag!r}")
+        raise ValueError(f"retracted_first must be 0 or 1, not {shown(flag)}")
     build = READY_MADE[name][0]
     return lambda config: build(config, **arguments)
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 import operator
 import threading
 import time
@@ -194,11 +195,21 @@ def _inexact(identity: object, name: str, value: object) -> ValueError:
 
 def _is_plain(value: Any) -> bool:
     """Whether the kernel takes ``value`` as it is: exactly a float, a bool, or an
-    int it converts exactly."""
+    int it converts exactly (any other number, numpy's included, the kernel's own
+    append converts: :func:`~policy.waiting.numbers.as_float`)."""
     kind = type(value)
     if kind is float or kind is bool:
         return True
     return kind is int and -EXACT_INTEGER <= value <= EXACT_INTEGER
+
+
+def _is_inexact(value: Any) -> bool:
+    """Whether ``value`` is an integer (an ``int``, or another ``numbers.Integral``
+    such as numpy's) beyond :data:`EXACT_INTEGER` in magnitude: two of them may be
+    one float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return False
+    return not -EXACT_INTEGER <= int(value) <= EXACT_INTEGER
 
 
 class WaitingRequestQueue(Generic[R]):
@@ -377,7 +388,7 @@ class WaitingRequestQueue(Generic[R]):
             attributes[name] = value
             if not _is_plain(value):
                 plain = False
-                if isinstance(value, int) and not isinstance(value, bool):
+                if _is_inexact(value):
                     raise _inexact(identity, name, value)
         if self._marks_prepended:
             attributes[PREPENDED] = prepended

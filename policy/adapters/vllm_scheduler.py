@@ -54,6 +54,7 @@ from policy.adapters.vllm import (
     queue_from_policy,
     short_request_first_queue,
 )
+from policy.text import quote, shown
 from policy.waiting import QueuePolicy, selection_path
 
 __all__ = [
@@ -197,7 +198,7 @@ def queue_choice(
     where, found = named
     if not isinstance(found, str) or not found.strip():
         raise PolicyRefused(
-            _one_line(f"{where}={found!r}: must be a policy name or a policy file's path")
+            _one_line(f"{where}={shown(found)}: must be a policy name or a policy file's path")
         )
     value = found.strip()
     is_file = is_policy_file(value, os.sep)
@@ -206,8 +207,9 @@ def queue_choice(
         for configured in ("fcfs", "priority"):
             make(configured)
     except (TypeError, ValueError) as error:
-        raise PolicyRefused(_one_line(f"{where}={value!r}: {error}")) from None
+        raise PolicyRefused(_one_line(f"{where}={quote(value)}: {error}")) from None
     kind = "policy file" if is_file else "ready-made"
+    # whole: the value was read (a file's path, a name), and the log must name it exactly
     source = f"{kind} {value!r}" + ("" if where == ENV_VAR else f" ({where})")
     return QueueChoice(source, make)
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Final, Literal, TypeAlias, final
 
 from policy.text import quote
-from policy.waiting.numbers import as_float, shown
+from policy.waiting.numbers import as_float, is_number, shown
 
 #: Words of the language itself: they cannot name attributes, constants or each other.
 RESERVED_WORDS: Final = frozenset(
@@ -125,7 +125,7 @@ class Num:
     size: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
-        if isinstance(self.value, bool) or not isinstance(self.value, int | float):
+        if isinstance(self.value, bool) or not is_number(self.value):
             raise TypeError(f"a number literal needs a float, not {shown(self.value)}")
         number = as_float(self.value)
         if not math.isfinite(number):

@@ -10,6 +10,11 @@ are unbounded, floats are not, so every number is converted once, by one rule:
 - in a policy (:func:`finite_number`): only numbers that are finite floats are
   accepted, booleans are not numbers there.
 
+An integer is any ``numbers.Integral`` and a float any other ``numbers.Real``
+(numpy's integers and floats, which vLLM's own queue takes, ``Fraction``), each
+converted as an ``int`` or a ``float`` is; complex numbers and ``Decimal`` (not
+``numbers.Real``) are not numbers here.
+
 Messages quote offending values with :func:`shown`, which never raises and stays
 short (``repr`` of an integer of more than 4300 digits raises ``ValueError``),
 and names with :func:`name_shown`; both are one printable line, and both live in
@@ -20,6 +25,7 @@ importable from here too.
 from __future__ import annotations
 
 import math
+import numbers
 
 from policy.text import SHOWN_LIMIT, digits, name_shown, shown
 
@@ -35,27 +41,47 @@ __all__ = [
 
 
 def is_number(value: object) -> bool:
-    """Whether ``value`` is a number at run time: an int, a float or a bool.
+    """Whether ``value`` is a number at run time: an int, a float, a bool, or
+    another real number (``numbers.Real``: numpy's, ``Fraction``).
 
-    >>> is_number(3), is_number(True), is_number(float("nan")), is_number("3")
-    (True, True, True, False)
+    >>> from fractions import Fraction
+    >>> is_number(3), is_number(True), is_number(float("nan")), is_number(Fraction(1, 2))
+    (True, True, True, True)
+    >>> is_number("3"), is_number(1j)
+    (False, False)
     """
-    return isinstance(value, int | float)
+    # the exact types first: the ABC's check costs a look-up in its cache
+    return isinstance(value, int | float | numbers.Real)
+
+
+def _whole_float(value: int) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def as_float(value: object) -> float:
-    """``value`` as a float; never raises.
+    """``value`` as a float; never raises. Another integral number reads as its
+    ``int`` does, another real number as its ``float`` (or ±infinity beyond them).
 
     >>> as_float(True), as_float(3), as_float(10**400), as_float(-(10**400)), as_float("x")
     (1.0, 3.0, inf, -inf, nan)
+    >>> from fractions import Fraction
+    >>> as_float(Fraction(1, 4)), as_float(Fraction(-(10**400), 3))
+    (0.25, -inf)
     """
     if isinstance(value, float):
         return float(value)
     if isinstance(value, int):  # bool is an int
+        return _whole_float(value)
+    if isinstance(value, numbers.Integral):  # numpy's integers: exactly as their int
+        return _whole_float(int(value))
+    if isinstance(value, numbers.Real):
         try:
             return float(value)
-        except OverflowError:
-            return math.inf if value > 0 else -math.inf
+        except OverflowError:  # a Fraction beyond the floats
+            return -math.inf if value < 0 else math.inf
     return math.nan
 
 
@@ -65,7 +91,7 @@ def finite_number(value: object) -> float | None:
     >>> finite_number(3), finite_number(True), finite_number(10**400), finite_number("1")
     (3.0, None, None, None)
     """
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not is_number(value):
         return None
     number = as_float(value)
     return number if math.isfinite(number) else None

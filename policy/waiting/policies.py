@@ -14,7 +14,7 @@ from returns.result import Failure, Result
 
 from policy.waiting.errors import PolicyError
 from policy.waiting.expr import RESERVED_WORDS, is_name
-from policy.waiting.numbers import finite_number, shown
+from policy.waiting.numbers import finite_number, is_number, shown
 from policy.waiting.queue_policy import QueuePolicy, make_policy
 
 #: The Ascend FCFS lanes as one key: immediate, aged long, short, long.
@@ -33,7 +33,7 @@ def _built(made: Result[QueuePolicy, PolicyError]) -> QueuePolicy:
 
 
 def _number(argument: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not is_number(value):
         raise TypeError(f"{argument} must be a number, not {shown(value)}")
     number = finite_number(value)
     if number is None:

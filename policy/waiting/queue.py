@@ -281,7 +281,8 @@ class WaitingQueue:
         ):
             raise TypeError(f"index must be an int, not {type(position).__name__}")
         if not 0 <= position < len(self):
-            raise IndexError(position)
+            # shown: str() of an IndexError of a 5001-digit int raises ValueError
+            raise IndexError(f"index {shown(position)} of a queue of {len(self)}")
         resumed = len(self._resumed)
         if position < resumed:
             return self._resumed.at(position)

@@ -130,7 +130,7 @@ def dispatched_at(
     if type(position) is not int:
         raise TypeError(f"position must be an int, not {type(position).__name__}")
     if not 0 <= position < len(queue):
-        raise IndexError(f"position {position} of a queue of {len(queue)}")
+        raise IndexError(f"position {shown(position)} of a queue of {len(queue)}")
     return queue.dispatched_at(policy, moment, position)
 
 

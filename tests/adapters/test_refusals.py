@@ -4,6 +4,7 @@ the kernel's float keys cannot tell apart."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,6 +18,7 @@ from policy.adapters.vllm import (
     short_request_first_queue,
 )
 from tests.adapters.stand_ins import FakeClock, Req
+from tests.number_stand_ins import Int64
 
 
 class MutableId:
@@ -139,6 +141,23 @@ def test_integer_priorities_up_to_2_53_order_exactly() -> None:
     for request in made:
         queue.add_request(request)
     assert [r.request_id for r in queue] == ["bottom", "below", "top", "float"]
+
+
+def test_numbers_of_numpy_s_kinds_are_taken_as_ints_and_floats_are() -> None:
+    # Issue 30: vLLM's own queue takes numpy's numbers; the drop-in said "not a number".
+    queue = priority_queue(clock=FakeClock())
+    made: list[Any] = [
+        Req("later", priority=Int64(1), arrival_time=Fraction(1, 2)),  # type: ignore[arg-type]
+        Req("first", priority=Int64(0), arrival_time=Fraction(3, 4)),  # type: ignore[arg-type]
+        Req("between", priority=1, arrival_time=0.25),
+    ]
+    for request in made:
+        queue.add_request(request)
+    assert [r.request_id for r in queue] == ["first", "between", "later"]
+    for beyond in (Int64(EXACT_INTEGER + 1), Int64(-(10**400))):
+        with pytest.raises(ValueError, match=r"attribute 'priority' is .*beyond the exact"):
+            queue.add_request(Req("big", priority=beyond))  # type: ignore[arg-type]
+    assert len(queue) == 3
 
 
 def test_every_integer_attribute_the_keys_read_is_checked() -> None:

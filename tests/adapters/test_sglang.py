@@ -142,6 +142,17 @@ def test_no_policy_named_is_sglang_alone() -> None:
         ("lpm-aging:age_tokens=\u0663", "age_tokens must be a number in ASCII digits"),
         ("priority-aging:age_tokens=0", "age_tokens must be a positive finite number"),
         ("sglang:retracted_first=2", "retracted_first must be 0 or 1, not 2"),
+        # issue 30: Python's int-to-text limit and float range, not a message of ours
+        ("sglang:retracted_first=" + "9" * 4300, "retracted_first must be 0 or 1, not a 4300-"),
+        ("lpm-aging:age_tokens=" + "9" * 400, "age_tokens must be a positive finite number, not a"),
+        (
+            "lpm-aging:age_tokens=-" + "9" * 4300,
+            "positive finite number, not a negative 4300-digit",
+        ),
+        (
+            "lpm-aging:age_tokens=" + "9" * 4301,
+            "age_tokens must be a number of at most 4,300 digits",
+        ),
         ("sglang:retracted_first=1,retracted_first=1", "retracted_first is given twice"),
         ("/nonexistent/policy.json", "cannot read the policy file: No such file or directory"),
     ],

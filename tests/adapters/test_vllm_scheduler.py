@@ -109,6 +109,26 @@ def test_a_bad_value_is_refused_in_one_line(value: str, reason: str) -> None:
     assert isinstance(refused.value, ValueError)
 
 
+def test_a_long_or_huge_value_is_quoted_short() -> None:
+    # Issue 30: a 100,000-character value was quoted whole; a 5000-digit threshold
+    # gave Python's int-to-text limit as the reason.
+    for value, reason in (
+        ("x" * 100_000, "unknown policy name 'xxx"),
+        ("short-first:threshold=" + "9" * 5000, "threshold must be a number of at most 4,300"),
+    ):
+        with pytest.raises(PolicyRefused) as refused:
+            queue_choice({ENV_VAR: value})
+        message = str(refused.value)
+        assert message.startswith(f"{ENV_VAR}={value[:80]!r}... ({len(value):,} characters): ")
+        assert reason in message
+        assert len(message) < 400
+    with pytest.raises(PolicyRefused) as refused:
+        queue_choice({}, {CONFIG_KEY: 10**5000})
+    assert str(refused.value).startswith(
+        "additional_config['policy_kernel_queue']=a 5001-digit integer: must be a policy name"
+    )
+
+
 def _file(tmp_path: Path, content: str | bytes, name: str = "policy.json") -> str:
     path = tmp_path / name
     if isinstance(content, bytes):

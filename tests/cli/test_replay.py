@@ -86,6 +86,7 @@ def test_no_expectation_has_no_passed_field(tmp_path: Path) -> None:
 BAD_FILES: list[tuple[object, str]] = [
     ([], "a scenario file must hold one JSON object"),
     ({"name": "x"}, "kind: is required"),
+    (rotation_doc(kind=None), "kind: must be one of 'rotation', 'admission'"),  # null: given
     (rotation_doc(kind="queue"), "kind: must be one of 'rotation'"),
     (rotation_doc(extra=1), "extra: unknown field"),
     (rotation_doc(name=3), "name: must be a string"),

@@ -55,6 +55,15 @@ def test_a_position_out_of_range_or_not_an_int_is_refused() -> None:
         dispatched_at(queue, "policy", moment, 0)  # type: ignore[arg-type]
 
 
+def test_a_position_of_any_size_out_of_range_is_an_index_error_that_prints() -> None:
+    # Issue 30: "position {position}" of 5001 digits raised Python's ValueError instead.
+    queue, policy, moment = _queue(), vllm_priority(), Moment(0.0)
+    for position, shown in ((10**5000, "a 5001-digit"), (-(10**5000), "a negative 5001-digit")):
+        with pytest.raises(IndexError) as refused:
+            dispatched_at(queue, policy, moment, position)
+        assert str(refused.value) == f"position {shown} integer of a queue of 5"
+
+
 def test_lanes_positions_read_the_moment_and_serial() -> None:
     """Past the walked front and before it, the lanes bisection evaluates keys at
     the moment given (``now``, ``budget_left``) and with each entry's ``serial``

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -38,6 +40,7 @@ from policy.waiting import (
     select_waiting,
 )
 from policy.waiting.numbers import SHOWN_LIMIT, digits, name_shown, shown
+from tests.number_stand_ins import Int64
 
 from .test_parse import parsed
 from .test_select import same_values
@@ -135,6 +138,38 @@ def test_huge_integers_in_the_moment_read_as_infinities() -> None:
         select_waiting(queue, policy, Moment(1, {"engine": True})).unwrap().keys,
         (1.0, math.inf, 1.0),
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [
+        (Int64(3), 3.0),
+        (Int64(2**53 + 1), 2.0**53),
+        (Int64(-(10**400)), -math.inf),
+        (Fraction(1, 4), 0.25),
+        (Fraction(10**400, 3), math.inf),
+    ],
+    ids=["Int64(3)", "Int64(2**53 + 1)", "Int64(-10**400)", "1/4", "10**400/3"],
+)
+def test_real_numbers_of_any_type_read_as_ints_and_floats_do(given: Any, read: float) -> None:
+    # Issue 30: numpy's numbers (numbers.Integral, numbers.Real) were "not a number".
+    policy = make_policy(["a", "serial", "now", "budget_left(engine)"], attributes=["a"]).unwrap()
+    queue = WaitingQueue().append(policy, 1, {"a": given}, serial=given, now=given).unwrap()
+    entry = queue.entries[0]
+    assert (entry.attributes["a"], entry.enqueued_at) == (read, read)
+    assert type(entry.attributes["a"]) is float
+    keys = select_waiting(queue, policy, Moment(given, {"engine": given})).unwrap().keys
+    assert same_values(keys, (read, read, read, read))
+    finite = math.isfinite(read)
+    assert isinstance(make_policy(None, constants={"k": given}), Success) is finite
+    assert isinstance(expr_from_json({"num": given}), Success) is finite
+
+
+@pytest.mark.parametrize("given", [1j, Decimal(1)], ids=["complex", "Decimal"])
+def test_numbers_that_are_not_real_are_still_refused(given: Any) -> None:
+    policy = make_policy(["a"], attributes=["a"]).unwrap()
+    refused = WaitingQueue().append(policy, 1, {"a": given}, serial=0, now=0.0)
+    assert str(refused.failure()) == "request 1: attribute 'a' must be a number or a boolean"
 
 
 def test_evaluation_reads_huge_integers_and_booleans_from_any_scope() -> None:

@@ -609,6 +609,9 @@ def test_the_admission_callbacks_and_limit_are_checked() -> None:
         admit_many(queue, policy, moment, bool, limit=-1)
     with pytest.raises(TypeError, match="index must be an int, not str"):
         queue.without_index("0")  # type: ignore[arg-type]
+    with pytest.raises(IndexError) as beyond:  # issue 30: str() of it was a ValueError
+        queue.without_index(-(10**5000))
+    assert str(beyond.value) == "index a negative 5001-digit integer of a queue of 1"
     with pytest.raises(TypeError, match="budget_left must be keyed by stage names"):
         Moment(0.0, {5: 1.0})  # type: ignore[dict-item]
     with pytest.raises(TypeError, match=r"WaitingEntry\.identity must be hashable"):

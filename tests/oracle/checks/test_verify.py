@@ -72,6 +72,21 @@ def test_shard_parsing() -> None:
             verify.parse_shard(bad)
 
 
+def test_a_long_shard_is_quoted_short() -> None:
+    with pytest.raises(ValueError, match=r"--shard must be K/N") as refused:
+        verify.parse_shard("1/" + "2" * 100_000)
+    assert str(refused.value).endswith("... (100,002 characters)")
+
+
+def test_a_misspelt_level_is_a_value_error_naming_the_levels() -> None:
+    # Issue 30: a bare KeyError('quik') from a check's domain table.
+    said = r"^unknown level 'quik': the levels are quick, default, deep$"
+    with pytest.raises(ValueError, match=said):
+        verify.verify("quik", jobs=1, out=io.StringIO(), err=io.StringIO())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=said):
+        verify.run_checks("quik", 1, verify.Shard())  # type: ignore[arg-type]
+
+
 def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["verify", "--shard", "5/2"]) == 2
     assert "1 <= K <= N" in capsys.readouterr().err

@@ -284,6 +284,21 @@ def test_a_callable_s_10_mb_exception_text_is_quoted_short() -> None:
     assert answer.reason == f"raised ValueError: {'x' * 300}... (10,000,000 characters)"
 
 
+def test_a_callable_s_mistyped_answer_of_5001_digits_is_quoted_short() -> None:
+    # Issue 30: quoting it raised Python's int-to-text limit instead of the WireError.
+    def huge(backlog_len: int, budget: int) -> bool:
+        del backlog_len, budget
+        return 10**5000  # type: ignore[return-value]  # the fault under test
+
+    answer = from_callables(backlog_admits=huge).answer(
+        "backlog_admits", {"backlog_len": 1, "budget": 8}
+    )
+    assert isinstance(answer, Failed)
+    assert answer.reason == (
+        "raised WireError: backlog_admits returned a 5001-digit integer, not True or False"
+    )
+
+
 def test_a_huge_answer_is_shown_cut_in_the_report() -> None:
     """An answer of any size is one short line of the report (issue 18: cut every
     quoted user text)."""

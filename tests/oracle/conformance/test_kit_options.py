@@ -22,14 +22,16 @@ from oracle.conformance import (
     ProtocolBounds,
     SelectionBounds,
     assert_disagrees,
+    check_grant_expiry,
     check_grant_order,
     from_callables,
+    kernel_implementation,
     run_conformance,
     verify_against_command,
 )
 from oracle.conformance.own_policies import own_policy
 from oracle.conformance.properties import property_check_grant_order
-from policy import BacklogEntry, GrantBacklog, take_next_grantee
+from policy import BacklogEntry, GrantBacklog, slice_grant_expired, take_next_grantee
 from policy.waiting import dump_policy, vllm_priority
 from tests.oracle.conformance import broken
 
@@ -232,6 +234,17 @@ def test_bad_kit_options_are_one_line_exit_2(arguments: list[str], message: str)
     assert status == 2
     assert err.getvalue().count("\n") == 1
     assert message in err.getvalue()
+
+
+def test_a_misspelt_level_is_a_value_error_naming_the_levels() -> None:
+    # Issue 30: a bare KeyError('quik') from a check's domain table.
+    said = r"^unknown level 'quik': the levels are quick, default, deep$"
+    with pytest.raises(ValueError, match=said):
+        check_grant_expiry(slice_grant_expired, bounds="quik")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=said):
+        run_conformance(kernel_implementation(), level="quik")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=said):  # before the command is started
+        verify_against_command("false", level="quik", out=io.StringIO(), err=io.StringIO())  # type: ignore[arg-type]
 
 
 def test_kit_options_need_a_command() -> None:

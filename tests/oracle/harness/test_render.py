@@ -4,10 +4,15 @@ every text on one printable line, whatever the ids, names and output encoding.""
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
 
 import pytest
 from returns.result import Success
@@ -17,7 +22,7 @@ import oracle.harness.render
 import oracle.harness.replay_files
 import oracle.harness.scenarios
 from oracle.harness.rotation_scenario import RotationScenario
-from oracle.harness.scenarios import ScenarioError, load_scenario
+from oracle.harness.scenarios import ScenarioError, load_scenario, read_scenario
 from oracle.harness.verdicts import Verdict, format_value
 from tests.replay_helpers import (
     cli,
@@ -26,6 +31,9 @@ from tests.replay_helpers import (
     rotation_doc,
     write,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import TraceFunction
 
 # --- found by hardening (issue 9)
 
@@ -161,3 +169,36 @@ def test_scenario_errors_are_one_printable_line() -> None:
     error = ScenarioError("a\nb.json", "x", "must be\x1b[2J", 2, 5)
     assert str(error) == "a\\nb.json: x: line 2, column 5: must be\\x1b[2J"
     assert str(ScenarioError("f.json", "", "reason")) == "f.json: reason"
+
+
+def _lines_run(work: Callable[[], object]) -> int:
+    """The lines of Python ``work()`` executes, loop iterations included
+    (``sys.settrace``: deterministic, no clock)."""
+    counted = [0]
+
+    def count(_frame: FrameType, event: str, _arg: object) -> TraceFunction:
+        if event == "line":
+            counted[0] += 1
+        return count
+
+    sys.settrace(count)
+    try:
+        work()
+    finally:
+        sys.settrace(None)
+    return counted[0]
+
+
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "table"])
+def test_replaying_a_rotation_scenario_is_linear_in_its_requests(as_json: bool) -> None:
+    # Issue 30: every request's row rebuilt every outcome (10,000 requests at one
+    # tick took seconds); the work at 4 N must stay about 4 times the work at N.
+    def replayed(size: int) -> int:
+        requests = [{"id": f"r{k}", "slices": 1} for k in range(size)]
+        scenario = read_scenario(rotation_doc(requests=requests))
+        return _lines_run(
+            lambda: oracle.harness.render.replay_scenario(scenario, io.StringIO(), as_json)
+        )
+
+    small, large = replayed(150), replayed(600)
+    assert large <= 5 * small, (small, large)

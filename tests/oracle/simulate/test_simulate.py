@@ -19,6 +19,7 @@ from oracle.simulate.workload import (
     WorkloadShape,
     admission_workload,
     rotation_flood,
+    seeded,
 )
 from policy.rotation import BACKLOG_CAP, SKIP_CAP
 
@@ -202,3 +203,9 @@ def test_a_negative_or_not_whole_seed_is_refused(
     )
     with pytest.raises(ValueError, match="the seed must be a whole number >= 0, not -1"):
         compare(-1, quick=True)
+
+
+def test_a_negative_seed_of_5001_digits_is_refused_by_the_workload_s_own_line() -> None:
+    # Issue 30: quoting it raised Python's int-to-text limit instead.
+    with pytest.raises(ValueError, match=r"not a negative 5001-digit integer$"):
+        seeded(-(10**5000))
