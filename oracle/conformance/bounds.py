@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from oracle.checks import decisions, grant_order, rotation_model, selection
-from oracle.checks.framework import Level
+from oracle.checks.framework import Level, level_named
 from oracle.conformance import own_policies
 from oracle.conformance.own_policies import OwnPolicy
 from oracle.spec import protocol as spec
@@ -129,7 +129,7 @@ class NumberBounds:
     @classmethod
     def at(cls, level: Level) -> NumberBounds:
         """The bounds of ``level``: 0..8, 0..16 or 0..64, and the edges."""
-        return cls(_LARGEST_NUMBER[level])
+        return cls(_LARGEST_NUMBER[level_named(level)])
 
     def __post_init__(self) -> None:
         _whole("NumberBounds", "largest", self.largest, 0)
@@ -179,13 +179,13 @@ class BoundsChoice:
     def __post_init__(self) -> None:
         for cap in self.skip_caps or ():
             if cap < 1:
-                raise ValueError(f"skip caps are at least 1, not {cap}")
+                raise ValueError(f"skip caps are at least 1, not {shown(cap)}")
         if self.skip_caps == ():
             raise ValueError("name at least one skip cap")
         for name in ("largest_budget", "max_depth", "queue_size"):
             value = getattr(self, name)
             if value is not None and value < 0:
-                raise ValueError(f"{name.replace('_', ' ')} must be >= 0, not {value}")
+                raise ValueError(f"{name.replace('_', ' ')} must be >= 0, not {shown(value)}")
         if self.largest_budget is not None:
             _checked_largest_budget(self.largest_budget, "largest budget")
         deepest_one, _ = selection.DOMAIN["deep"]
@@ -219,7 +219,7 @@ class FlagBounds:
 
     @classmethod
     def at(cls, level: Level) -> FlagBounds:
-        del level
+        level_named(level)  # the same for every level, but a misspelt one is refused
         return cls()
 
     def describe(self) -> dict[str, str]:
@@ -237,7 +237,7 @@ class SettingBounds:
     @classmethod
     def at(cls, level: Level) -> SettingBounds:
         """The public decisions check's bounds at ``level``: 3, 4 or 5 characters."""
-        return cls(decisions.SETTING_LENGTH[level])
+        return cls(decisions.SETTING_LENGTH[level_named(level)])
 
     def __post_init__(self) -> None:
         _whole("SettingBounds", "longest", self.longest, 0)
@@ -261,7 +261,7 @@ class HeaderBounds:
 
     @classmethod
     def at(cls, level: Level) -> HeaderBounds:
-        del level
+        level_named(level)  # the same for every level, but a misspelt one is refused
         return cls()
 
     def describe(self) -> dict[str, str]:
@@ -280,7 +280,7 @@ class GrantOrderBounds:
     @classmethod
     def at(cls, level: Level) -> GrantOrderBounds:
         """The grant order check's bounds at ``level``."""
-        longest, skips = grant_order.DOMAIN[level]
+        longest, skips = grant_order.DOMAIN[level_named(level)]
         return cls(longest, skips)
 
     def __post_init__(self) -> None:
@@ -337,7 +337,7 @@ class ProtocolBounds:
     @classmethod
     def at(cls, level: Level, profile: str = spec.SEED_RULES) -> ProtocolBounds:
         """The rotation model check's bounds at ``level``, under ``profile``."""
-        caps, largest, depth = rotation_model.DOMAIN[level]
+        caps, largest, depth = rotation_model.DOMAIN[level_named(level)]
         return cls(caps, largest, depth, profile)
 
     def describe(self) -> dict[str, str]:
@@ -371,7 +371,7 @@ class SelectionBounds:
     @classmethod
     def at(cls, level: Level) -> SelectionBounds:
         """The selection check's bounds at ``level``."""
-        one, two = selection.DOMAIN[level]
+        one, two = selection.DOMAIN[level_named(level)]
         return cls(one, two)
 
     def __post_init__(self) -> None:

@@ -26,7 +26,13 @@ from oracle.conformance import (
     check_grant_order,
     check_tick_protocol,
 )
-from oracle.conformance.bounds import MOST_BUDGET, MOST_CASES
+from oracle.conformance.bounds import (
+    MOST_BUDGET,
+    MOST_CASES,
+    FlagBounds,
+    HeaderBounds,
+    SelectionBounds,
+)
 
 
 def _raises(*arguments: object) -> NoReturn:
@@ -137,3 +143,18 @@ def test_the_largest_domains_taken_are_at_the_limits() -> None:
     for level in ("quick", "default", "deep"):
         NumberBounds.at(level), GrantOrderBounds.at(level), SettingBounds.at(level)
         ProtocolBounds.at(level)
+
+
+def test_a_misspelt_level_is_refused_naming_the_levels_by_every_bound() -> None:
+    for bounds in (
+        NumberBounds, FlagBounds, SettingBounds, HeaderBounds, GrantOrderBounds,
+        ProtocolBounds, SelectionBounds,
+    ):  # fmt: skip
+        with pytest.raises(ValueError, match="unknown level 'quik': the levels are quick"):
+            bounds.at("quik")  # type: ignore[arg-type]
+
+
+def test_a_huge_bound_choice_is_quoted_short() -> None:
+    with pytest.raises(ValueError, match="skip caps are at least 1, not") as refused:
+        BoundsChoice(skip_caps=(-(10**5000),))
+    assert len(str(refused.value)) < 200
