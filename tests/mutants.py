@@ -351,8 +351,8 @@ MUTANTS = [
     Mutant(
         "a retracted request back keeps its old stay",
         "policy/adapters/sglang.py",
-        "if stay is None or stay.retraction_count != req.retraction_count:",
-        "if stay is None:",
+        "if stay is not None and stay.retraction_count == req.retraction_count:",
+        "if stay is not None:",
     ),
     Mutant(
         "the ranked order ties by arrival, not by queue order",
@@ -363,8 +363,8 @@ MUTANTS = [
     Mutant(
         "a changed matched prefix is not read again",
         "policy/adapters/sglang.py",
-        "            elif self._changing:\n",
-        "            elif False:\n",
+        "        if self._changing:\n            fresh = ",
+        "        if False:\n            fresh = ",
     ),
     # the harness engines (their checks are the golden files and the engine properties)
     Mutant(
