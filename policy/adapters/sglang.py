@@ -441,8 +441,13 @@ class ListOrder:
         if len(present) != len(rids):
             raise ValueError("two waiting requests have one id")
         stays = self._stays
+        leaving = []
         for gone in stays.keys() - present:
-            self._leave(gone)
+            entry = self._queue.entry_of(gone) if stays.pop(gone).attributes is not None else None
+            if entry is not None:
+                leaving.append(entry)
+        if leaving:  # one pass for the pass's admissions
+            self._queue = self._queue.without_each(leaving)
         if len(stays) != len(rids):
             unseen = next(rid for rid in rids if rid not in stays)
             raise ValueError(f"request {quote(str(unseen))} joined the list out of its tail")
