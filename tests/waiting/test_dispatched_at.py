@@ -120,3 +120,21 @@ def test_dispatch_order_carries_each_entrys_keys_by_the_definition(
         else:
             wanted = entry_keys(policy, selection.entry, moment)
             assert [repr(key) for key in selection.keys] == [repr(key) for key in wanted]
+
+
+def test_every_position_of_a_class_with_late_arrivals_is_the_dispatch_orders() -> None:
+    # one priority class: arrivals 0..3 join its run in key order, 0.5, 1.5 and 2.5
+    # come late (out of key order: the class's rest), then 4 and 5 join the run
+    # again; each position merges run and rest by bisection
+    policy = vllm_priority()
+    queue = WaitingQueue()
+    arrivals = [0.0, 1.0, 2.0, 3.0, 0.5, 1.5, 2.5, 4.0, 5.0, 0.25, 3.5]
+    for serial, arrival in enumerate(arrivals):
+        attributes = {"priority": 0, "arrival_time": arrival}
+        queue = queue.append(policy, serial, attributes, serial=serial, now=0.0).unwrap()
+    moment = Moment(0.0)
+    order = [selection.entry.identity for selection in dispatch_order(queue, policy, moment)]
+    assert [arrivals[int(identity)] for identity in order] == sorted(arrivals)
+    assert [
+        dispatched_at(queue, policy, moment, position).identity for position in range(len(order))
+    ] == order

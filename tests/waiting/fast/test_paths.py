@@ -69,7 +69,9 @@ def _forced(path: str, lanes: LanePlan | None = None) -> Iterator[None]:
 
 
 def test_every_small_queue_selects_as_the_definition() -> None:
-    assert check_paths(max_entries=3) == []
+    # two entries, as `verify --quick` (the main job); three are `verify`'s default
+    # level (27 s here, a tenth of the suite: docs/oracle.md)
+    assert check_paths(max_entries=2) == []
 
 
 def test_paths_are_the_ones_the_checks_mean() -> None:
