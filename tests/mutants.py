@@ -345,8 +345,8 @@ MUTANTS = [
     Mutant(
         "the sglang mirror ties on priority alone",
         "policy/adapters/sglang.py",
-        'keys = ["priority_rank", "entry_time"] if config.priority_scheduling else []',
-        'keys = ["priority_rank"] if config.priority_scheduling else []',
+        'then = [("entry_time", "entry_time")] if priority else []',
+        "then = []",
     ),
     Mutant(
         "a retracted request back keeps its old stay",

@@ -64,6 +64,18 @@ def cli(
     )
 
 
+def printed_by(program: str, *arguments: str) -> str:
+    """What the Python ``program`` prints, run as a process with ``arguments``: an
+    open that blocks (a FIFO) fails the test after :data:`TIMEOUT`, never hangs it."""
+    done = subprocess.run(
+        [sys.executable, "-c", program, *arguments],
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    return done.stdout.decode()
+
+
 def replay(*argv: str) -> tuple[int, str]:
     """``policy-kernel replay ARGV...``: the exit status and what it printed."""
     out = io.StringIO()

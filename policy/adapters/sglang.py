@@ -224,20 +224,19 @@ def sglang_order(config: SglangConfig, retracted_first: bool = False) -> QueuePo
     >>> sglang_order(SglangConfig("lpm", False, True)) is None
     True
     """
+    # each key with the attribute it reads: SGLang's sort key, field by field
+    priority = [("priority_rank", "priority_rank")] if config.priority_scheduling else []
     if config.schedule_policy == "fcfs":
-        keys = ["priority_rank", "entry_time"] if config.priority_scheduling else []
+        then = [("entry_time", "entry_time")] if priority else []
     elif config.schedule_policy == "lof":
-        keys = ["-max_new_tokens"]
-        if config.priority_scheduling:
-            keys = ["priority_rank", *keys]
+        then = [("-max_new_tokens", "max_new_tokens")]
     else:
         return None
-    if retracted_first:
-        keys = _with_retracted(keys, config.priority_scheduling)
-    if not keys:
+    retracted = [(RETRACTED_FIRST_KEY, "retracted")] if retracted_first else []
+    keyed = [*priority, *retracted, *then]
+    if not keyed:
         return fifo()
-    read = ["priority_rank", "entry_time", "max_new_tokens", "retracted"]
-    return _built(keys, [name for name in read if any(name in key for key in keys)])
+    return _built([key for key, _ in keyed], [name for _, name in keyed])
 
 
 def priority_aging(
@@ -404,10 +403,6 @@ class ListOrder:
         self._stays: dict[str, _Stay] = {}
         self._next_serial = 0
         self._arrived: list[tuple[str, Any]] = []  # see()'s first sights, for order()
-
-    def __len__(self) -> int:
-        """How many requests the kernel queue holds."""
-        return len(self._queue)
 
     def see(self, waiting: Sequence[Any]) -> None:
         """Note, in list order, each request seen for the first time in its stay (a

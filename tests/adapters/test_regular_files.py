@@ -6,29 +6,16 @@ their own tests: the policy file, scenario files, counterexample files)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from returns.result import Failure, Success
 
 from policy.adapters.regular_files import FileRefused, read_regular_file, write_regular_file
-from tests.replay_helpers import TIMEOUT
+from tests.replay_helpers import printed_by
 
 FIFO = Failure(FileRefused("not a regular file (a FIFO)", "a FIFO"))
 _FIFO_SAID = "<Failure: FileRefused(reason='not a regular file (a FIFO)', kind='a FIFO')>\n"
-
-
-def _in_a_process(program: str, *arguments: str) -> str:
-    """What ``program`` prints, run as a process: a blocking open fails, never hangs."""
-    done = subprocess.run(
-        [sys.executable, "-c", program, *arguments],
-        capture_output=True,
-        timeout=TIMEOUT,
-        check=True,
-    )
-    return done.stdout.decode()
 
 
 def test_a_regular_file_is_read_to_one_byte_past_the_limit_and_written_whole(
@@ -74,7 +61,7 @@ print(write_regular_file(sys.argv[1], b"x"))
 def test_a_fifo_is_refused_for_reading_and_writing_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)  # no other end ever comes: a blocking open waits for ever
-    assert _in_a_process(_BOTH, str(fifo)) == _FIFO_SAID * 2
+    assert printed_by(_BOTH, str(fifo)) == _FIFO_SAID * 2
 
 
 _SWAPPED = """
@@ -96,7 +83,7 @@ def test_a_fifo_swapped_in_after_the_check_is_refused_on_what_was_opened(
     os.mkfifo(fifo)
     regular = tmp_path / "regular.json"
     regular.write_text("{}")
-    said = _in_a_process(_SWAPPED, str(fifo), str(regular))
+    said = printed_by(_SWAPPED, str(fifo), str(regular))
     assert said == _FIFO_SAID
     stat = os.stat
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader: opening to write succeeds

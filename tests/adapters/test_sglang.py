@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import subprocess
 import sys
 import types
 import weakref
@@ -38,7 +37,7 @@ from policy.adapters.sglang import (
     sglang_order,
 )
 from policy.waiting import make_policy
-from tests.replay_helpers import TIMEOUT
+from tests.replay_helpers import printed_by
 
 
 @dataclass
@@ -194,13 +193,7 @@ def test_a_fifo_named_as_the_policy_file_is_refused_without_blocking(tmp_path: P
         "except ValueError as refused:\n"
         "    print(refused)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", program, str(fifo)],
-        capture_output=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert done.stdout.decode() == (
+    assert printed_by(program, str(fifo)) == (
         f"{ENV_VAR}={str(fifo)!r}: cannot read the policy file: not a regular file (a FIFO)\n"
     )
 

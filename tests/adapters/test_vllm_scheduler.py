@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -28,7 +27,7 @@ from policy.adapters.vllm_scheduler import (
 )
 from policy.waiting import selection_path
 from tests.adapters.stand_ins import DequeQueue, FakeClock, Req
-from tests.replay_helpers import TIMEOUT
+from tests.replay_helpers import printed_by
 
 
 def _choice(value: str) -> str:
@@ -194,13 +193,7 @@ def test_a_fifo_named_as_the_policy_file_is_refused_without_blocking(tmp_path: P
         "except PolicyRefused as refused:\n"
         "    print(refused)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", program, str(fifo)],
-        capture_output=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert done.stdout.decode() == (
+    assert printed_by(program, str(fifo)) == (
         f"{ENV_VAR}={str(fifo)!r}: cannot read the policy file: not a regular file (a FIFO)\n"
     )
 
