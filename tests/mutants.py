@@ -5,7 +5,10 @@ scratch folder, applies one mutation of the kernel (or of a harness engine) at
 a time, runs the whole
 pytest suite against the copy and reports which tests caught it.
 
-    .venv/bin/python -m tests.mutants            # every mutant (a few minutes)
+    .venv/bin/python -m tests.mutants            # every mutant, the whole suite each
+                                                 # (about 4 minutes a mutant on 2 cores)
+    .venv/bin/python -m tests.mutants --first    # each run stops at its first failing
+                                                 # test: names one catcher, far quicker
     .venv/bin/python -m tests.mutants -k skip    # mutants whose name contains "skip"
     .venv/bin/python -m tests.mutants -k line --tests tests/waiting   # those tests only
     .venv/bin/python -m tests.mutants --verify   # policy-kernel verify --quick on each
@@ -427,11 +430,14 @@ def _run(tree: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run_mutant(mutant: Mutant, scratch: Path, tests: list[str]) -> list[str]:
+def run_mutant(mutant: Mutant, scratch: Path, tests: list[str], first: bool = False) -> list[str]:
     """The tests (of ``tests``, or all) that fail with ``mutant`` applied (empty: it
-    survived)."""
+    survived); with ``first``, only the first that fails."""
     tree = _mutated_tree(mutant, scratch)
-    done = _run(tree, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-rf", *tests)
+    stop = ["-x"] if first else []
+    done = _run(
+        tree, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-rf", *stop, *tests
+    )
     return sorted(
         {
             line.split()[1].split("[")[0]
@@ -472,6 +478,11 @@ def main() -> int:
         help="check that 'policy-kernel verify --quick' catches each kernel mutant"
         " (policy/ only) with a counterexample that replays, instead of running pytest",
     )
+    parser.add_argument(
+        "--first",
+        action="store_true",
+        help="stop each mutant's run at its first failing test (names one catcher)",
+    )
     parser.add_argument("--level", default="quick", choices=["quick", "default", "deep"])
     parser.add_argument(
         "--tests",
@@ -498,7 +509,7 @@ def main() -> int:
                     else "caught, counterexample replays"
                 )
             else:
-                caught = run_mutant(mutant, Path(scratch), arguments.tests)
+                caught = run_mutant(mutant, Path(scratch), arguments.tests, arguments.first)
                 survivors += not caught
                 verdict = (
                     f"caught by {len(caught)}: {', '.join(caught[:3])}" if caught else "SURVIVED"
