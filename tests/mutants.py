@@ -208,8 +208,8 @@ MUTANTS = [
     Mutant(
         "ties go to the later entry (class heads)",
         "policy/waiting/fast/lanes.py",
-        "rank = ordering(keys, head.ticket)",
-        "rank = ordering(keys, -head.ticket)",
+        "rank = ordering(keys, head[TICKET])",
+        "rank = ordering(keys, -head[TICKET])",
     ),
     Mutant(
         "class heads without the time-order guard",
@@ -220,8 +220,8 @@ MUTANTS = [
     Mutant(
         "resumed front ignored",
         "policy/waiting/queue.py",
-        "        if self._resumed:\n            return self._resumed.first(), ()",
-        "        if False:\n            return self._resumed.first(), ()",
+        "        if self._resumed:\n            return as_entry(self._resumed.first()), ()",
+        "        if False:\n            return as_entry(self._resumed.first()), ()",
     ),
     Mutant(
         "dynamic keys cached at enqueue",
@@ -232,9 +232,9 @@ MUTANTS = [
     Mutant(
         "keys evaluated at selection under enqueue timing",
         "policy/waiting/fast/plan.py",
-        '        if self.policy.timing == "enqueue":\n            stored = entry.enqueue_keys\n'
+        '        if self.policy.timing == "enqueue":\n            stored = entry[ENQUEUE_KEYS]\n'
         "            if stored is not None:",
-        "        if False:\n            stored = entry.enqueue_keys\n"
+        "        if False:\n            stored = entry[ENQUEUE_KEYS]\n"
         "            if stored is not None:",
     ),
     Mutant(
@@ -275,9 +275,26 @@ MUTANTS = [
     ),
     # the queue and its line
     Mutant(
+        "rows kept as named tuples the collector tracks",
+        "policy/waiting/queue.py",
+        "                made = (identity, order, values, serial, now, False, keys, ticket,"
+        " carried)",
+        "                made = WaitingEntry._make(\n"
+        "                    (identity, order, values, serial, now, False, keys, ticket, carried)\n"
+        "                )",
+    ),
+    Mutant(
+        "a checked row kept as a named tuple the collector tracks",
+        "policy/waiting/queue.py",
+        "        row: Row = (identity, names, values, serial, at, resumed, keys, ticket, carried)",
+        "        row: Row = WaitingEntry(\n"
+        "            identity, names, values, serial, at, resumed, keys, ticket, carried\n"
+        "        )",
+    ),
+    Mutant(
         "an entry that leaves stays in the identity index",
         "policy/waiting/queue.py",
-        "        ids, stamp = self._claimed()\n        ids.entries.pop(entry.identity)\n",
+        "        ids, stamp = self._claimed()\n        ids.entries.pop(entry[IDENTITY])\n",
         "        ids, stamp = self._claimed()\n",
     ),
     Mutant(
@@ -319,7 +336,7 @@ MUTANTS = [
     Mutant(
         "preempted request held with the fresh ones",
         "policy/waiting/queue.py",
-        "                queue._resumed.joined(made.ticket, made),\n                queue._fresh,",
+        "                queue._resumed.joined(made[TICKET], made),\n                queue._fresh,",
         "                queue._resumed,\n"
         "                queue._fresh.joined(made),  # type: ignore[union-attr]",
     ),

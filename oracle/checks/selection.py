@@ -108,6 +108,7 @@ from policy.waiting import (
     WaitingQueue,
     attempt_admission,
     load_policy,
+    same_entry,
     select_waiting,
 )
 
@@ -379,7 +380,7 @@ def _selection_problem(
         kernel.index != index
         or not _same_keys(kernel.keys, keys)
         or kernel.index >= len(queue)
-        or kernel.entry is not queue.entries[kernel.index]
+        or not same_entry(kernel.entry, queue.entries[kernel.index])
     ):
         return f"kernel {_selection_text(kernel)}, spec {_answer_text(answer)}"
     return None
@@ -441,7 +442,7 @@ def _attempt_problem(
         return f"kernel {_outcome_text(kernel)} but changed the queue"
     remaining = kernel.queue.entries
     if len(remaining) == len(rest) and all(
-        entry.identity == wanted_entry.identity and entry is queue.entries[position]
+        entry.identity == wanted_entry.identity and same_entry(entry, queue.entries[position])
         for entry, wanted_entry, position in zip(
             remaining, rest, (i if i < index else i + 1 for i in range(len(rest))), strict=True
         )

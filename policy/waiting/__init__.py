@@ -17,7 +17,7 @@ from policy.waiting.document import (
     load_policy,
     load_policy_text,
 )
-from policy.waiting.entry import AttributeView, WaitingEntry, make_entry
+from policy.waiting.entry import AttributeView, WaitingEntry, make_entry, same_entry
 from policy.waiting.errors import PolicyError
 from policy.waiting.evaluate import Scope, divide, evaluate, is_true, key_list_order, order_key
 from policy.waiting.expr import (
@@ -121,6 +121,7 @@ __all__ = [
     "nesting",
     "order_key",
     "parse_expression",
+    "same_entry",
     "select_reference",
     "select_waiting",
     "selection_path",

@@ -23,7 +23,15 @@ from policy.records import wrong_field
 from policy.text import quote, represent
 from policy.waiting.numbers import as_float, is_number, shown
 
-__all__ = ["ABSENT", "AttributeValue", "AttributeView", "WaitingEntry", "make_entry", "stored"]
+__all__ = [
+    "ABSENT",
+    "AttributeValue",
+    "AttributeView",
+    "WaitingEntry",
+    "make_entry",
+    "same_entry",
+    "stored",
+]
 
 AttributeValue: TypeAlias = float | bool
 
@@ -203,6 +211,28 @@ def make_entry(  # noqa: PLR0917 - the request's parts, as the old constructor t
     names = tuple(attributes)
     values = tuple(attributes[name] for name in names)
     return WaitingEntry(identity, names, values, serial, enqueued_at, resumed, enqueue_keys)
+
+
+def same_entry(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    """Whether ``a`` and ``b`` are records of one waiting entry: every field equal,
+    ``ticket`` included (where it waits), and the very same ``carried`` object.
+
+    The queue makes a :class:`WaitingEntry` each time one is read, so two reads of
+    one entry are equal in this sense, not the same object; ``==`` compares the
+    requests only (not ``ticket``, not ``carried``).
+
+    >>> a = make_entry("a", {"prompt": 2}, 0, 1.0)
+    >>> same_entry(a, a._replace()), same_entry(a, a._replace(ticket=1)), a == a._replace(ticket=1)
+    (True, False, True)
+    """
+    return (
+        a is b
+        or (
+            a[7] == b[7]  # the ticket first: it tells most entries apart
+            and a[8] is b[8]
+            and a[:8] == b[:8]
+        )
+    )
 
 
 #: The floats of the integers from -1024 to 1024, made once: every entry with a

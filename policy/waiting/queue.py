@@ -22,6 +22,11 @@ order. A version holds:
   each version to the version made from it (a version that handed it on
   answers from a dict of its own, made when first asked).
 
+All three hold *rows* (:mod:`policy.waiting.fast.rows`): each entry's fields in
+a plain tuple, which the garbage collector stops visiting once it has seen it;
+the queue gives :class:`~policy.waiting.entry.WaitingEntry` records at its
+interface, made as they are read.
+
 An entry that leaves is dropped from all three at once: a version never holds
 a request that left it, and no operation sweeps, compacts or rebuilds. Each
 operation is O(log n) (``len`` O(1)), but for positions in queue order under
@@ -43,12 +48,22 @@ from returns.result import Failure, Result, Success
 
 from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
 from policy.text import printable, quote, record_repr
-from policy.waiting.entry import ABSENT, AttributeValue, WaitingEntry, stored
+from policy.waiting.entry import ABSENT, AttributeValue, AttributeView, WaitingEntry, stored
 from policy.waiting.evaluate import NO_BUDGETS
-from policy.waiting.fast import Chosen, Index, KeyPlan, index_for, plan_of
+from policy.waiting.fast import Chosen, ChosenRow, Index, KeyPlan, index_for, plan_of
 from policy.waiting.fast.identities import Identities, Unindexed
 from policy.waiting.fast.in_order import InOrder
 from policy.waiting.fast.line import EMPTY_LINE, Line
+from policy.waiting.fast.rows import (
+    IDENTITY,
+    NAMES,
+    RESUMED,
+    TICKET,
+    VALUES,
+    Row,
+    as_entry,
+    holds,
+)
 from policy.waiting.numbers import as_float, is_number, shown
 from policy.waiting.queue_policy import QueuePolicy
 from policy.waiting.reference import Moment
@@ -110,11 +125,11 @@ class WaitingQueue:
     )  # fmt: skip
 
     _policy: QueuePolicy | None
-    _resumed: Line[WaitingEntry]
+    _resumed: Line[Row]
     _fresh: Index | None
     _ids: Identities | None
     _stamp: int
-    _own: dict[RequestId, WaitingEntry] | None
+    _own: dict[RequestId, Row] | None
     _size: int
     _front: int
     _back: int
@@ -132,7 +147,7 @@ class WaitingQueue:
 
     def _version(  # noqa: PLR0917 - a version's fields, in one place
         self,
-        resumed: Line[WaitingEntry],
+        resumed: Line[Row],
         fresh: Index | None,
         ids: Identities | Unindexed,
         stamp: int,
@@ -156,8 +171,8 @@ class WaitingQueue:
 
     # --- the identity index (policy.waiting.fast.identities) ---------------------
 
-    def _waiting(self, identity: RequestId) -> WaitingEntry | None:
-        """The waiting entry of ``identity`` (a request id), or None."""
+    def _waiting(self, identity: RequestId) -> Row | None:
+        """The row of the waiting entry of ``identity`` (a request id), or None."""
         ids, stamp = self._ids, self._stamp
         if ids is not None and ids.held_by(stamp):
             found = ids.entries.get(identity)
@@ -165,11 +180,11 @@ class WaitingQueue:
                 return found
         return self._own_entries().get(identity)
 
-    def _own_entries(self) -> dict[RequestId, WaitingEntry]:
-        """This version's entries by identity in a dict of its own (made once)."""
+    def _own_entries(self) -> dict[RequestId, Row]:
+        """This version's rows by identity in a dict of its own (made once)."""
         own = self._own
         if own is None:
-            own = self._own = {entry.identity: entry for entry in self}
+            own = self._own = {row[IDENTITY]: row for row in self._rows()}
         return own
 
     def _claimed(self) -> tuple[Identities | Unindexed, int]:
@@ -212,6 +227,10 @@ class WaitingQueue:
         return self._size > 0
 
     def __iter__(self) -> Iterator[WaitingEntry]:
+        return map(as_entry, self._rows())
+
+    def _rows(self) -> Iterator[Row]:
+        """The rows in queue order."""
         fresh = self._fresh
         if fresh is None or not len(fresh):
             return iter(self._resumed)
@@ -239,11 +258,11 @@ class WaitingQueue:
         """The first entry of queue order (an ``IndexError`` for an empty queue):
         O(1) for a resumed one or in queue order, O(n) under ``static`` keys."""
         if self._resumed:
-            return self._resumed.first()
+            return as_entry(self._resumed.first())
         fresh = self._fresh
         if fresh is None or not len(fresh):
             raise IndexError("the first entry of an empty queue")
-        return fresh.first()
+        return as_entry(fresh.first())
 
     def entry_of(self, identity: RequestId) -> WaitingEntry | None:
         """The waiting entry of the request ``identity``, or None (O(1) expected).
@@ -255,7 +274,8 @@ class WaitingQueue:
         # value's __eq__, which may raise (str and int ids always pass, without it).
         if type(identity) is not str and type(identity) is not int and not is_request_id(identity):
             return None
-        return self._waiting(identity)
+        row = self._waiting(identity)
+        return None if row is None else as_entry(row)
 
     def index_of(self, identity: RequestId) -> Maybe[int]:
         """Where the request ``identity`` waits, if it does.
@@ -285,9 +305,9 @@ class WaitingQueue:
             raise IndexError(f"index {shown(position)} of a queue of {len(self)}")
         resumed = len(self._resumed)
         if position < resumed:
-            return self._resumed.at(position)
+            return as_entry(self._resumed.at(position))
         assert self._fresh is not None
-        return self._fresh.at(position - resumed)
+        return as_entry(self._fresh.at(position - resumed))
 
     def index_for(self, policy: QueuePolicy) -> Index:
         """The fresh (non-resumed) entries held for ``policy``'s selection: this
@@ -301,7 +321,7 @@ class WaitingQueue:
         # another policy's view of these very entries: in queue order, every key
         # evaluated (by name where the entries are laid out for another policy)
         entries = list(self._fresh_entries())
-        line = EMPTY_LINE.joined_all([entry.ticket for entry in entries], entries)
+        line = EMPTY_LINE.joined_all([entry[TICKET] for entry in entries], entries)
         return InOrder(plan_of(policy), line)
 
     # --- selection, computed (policy.waiting.select wraps these in its records) ------
@@ -320,13 +340,14 @@ class WaitingQueue:
         True
         """
         if self._resumed:
-            return self._resumed.first(), ()
+            return as_entry(self._resumed.first()), ()
         fresh = self._fresh
         if fresh is None or not len(fresh):
             return None
         if not policy.keys:
-            return fresh.first(), ()
-        return self.index_for(policy).selected(moment.now, moment.budget_left)
+            return as_entry(fresh.first()), ()
+        row, keys = self.index_for(policy).selected(moment.now, moment.budget_left)
+        return as_entry(row), keys
 
     def dispatched(self, policy: QueuePolicy, moment: Moment) -> Iterator[Chosen]:
         """Every entry with its key values, lazily, in the order repeated selections at
@@ -334,10 +355,10 @@ class WaitingQueue:
         policy's fast path (all of it in queue order under a policy without keys)."""
         if not policy.keys:
             return zip(self, repeat(()))  # the pairs made in C
-        fresh = self.index_for(policy).dispatched(moment.now, moment.budget_left)
+        fresh = map(_chosen, self.index_for(policy).dispatched(moment.now, moment.budget_left))
         if not self._resumed:
             return fresh
-        return chain(zip(self._resumed, repeat(())), fresh)
+        return chain(zip(map(as_entry, self._resumed), repeat(())), fresh)
 
     def dispatched_at(self, policy: QueuePolicy, moment: Moment, position: int) -> WaitingEntry:
         """The entry at ``position`` (0 to ``len - 1``) of :meth:`dispatched`'s order,
@@ -346,9 +367,9 @@ class WaitingQueue:
         if not policy.keys or position < resumed:
             return self.at(position)
         index = self.index_for(policy)
-        return index.dispatched_at(position - resumed, moment.now, moment.budget_left)
+        return as_entry(index.dispatched_at(position - resumed, moment.now, moment.budget_left))
 
-    def _fresh_entries(self) -> Iterator[WaitingEntry]:
+    def _fresh_entries(self) -> Iterator[Row]:
         return iter(()) if self._fresh is None else self._fresh.in_queue_order()
 
     # --- joining --------------------------------------------------------------------
@@ -401,7 +422,7 @@ class WaitingQueue:
         fresh = queue._fresh
         assert fresh is not None
         ids, stamp = queue._claimed()
-        ids.entries[made.identity] = made
+        ids.entries[made[IDENTITY]] = made
         return Success(
             queue._version(
                 queue._resumed,
@@ -410,7 +431,7 @@ class WaitingQueue:
                 queue._handed_on(ids, stamp),
                 queue._size + 1,
                 queue._front,
-                made.ticket + 1,
+                made[TICKET] + 1,
             )
         )
 
@@ -440,15 +461,15 @@ class WaitingQueue:
             return Failure(made)
         queue = self._bound(policy)
         ids, stamp = queue._claimed()
-        ids.entries[made.identity] = made
+        ids.entries[made[IDENTITY]] = made
         return Success(
             queue._version(
-                queue._resumed.joined(made.ticket, made),
+                queue._resumed.joined(made[TICKET], made),
                 queue._fresh,
                 ids,
                 queue._handed_on(ids, stamp),
                 queue._size + 1,
-                made.ticket - 1,
+                made[TICKET] - 1,
                 queue._back,
             )
         )
@@ -490,7 +511,7 @@ class WaitingQueue:
             usual = type(policy) is QueuePolicy and ever_fits is None
         order = () if plan is None else plan.names
         keyed = plan is not None and policy.timing == "enqueue" and bool(policy.keys)
-        entries: list[WaitingEntry] = []
+        entries: list[Row] = []
         ticket = queue._back
         ids, stamp = queue._claimed()
         waiting = ids.entries  # the batch joins it at the end, refusing duplicates then
@@ -511,7 +532,7 @@ class WaitingQueue:
                 values = ()  # FIFO's usual request, without a call
             else:
                 values = _plain_values(order, attributes)
-            made: WaitingEntry | QueueError
+            made: Row | QueueError
             if (
                 values is not None
                 and (type(identity) is str or type(identity) is int)
@@ -520,27 +541,23 @@ class WaitingQueue:
             ):
                 assert plan is not None
                 keys = plan.keys(values, serial, now, 0.0, NO_BUDGETS) if keyed else None
-                # _make: the tuple without the keyword-parsing __new__ (0.30 µs
-                # against 0.45 per entry, measured)
-                made = WaitingEntry._make(
-                    (identity, order, values, serial, now, False, keys, ticket, carried)
-                )
+                made = (identity, order, values, serial, now, False, keys, ticket, carried)
             else:
                 made = queue._entry(
                     policy, identity, attributes, serial, now, ever_fits, carried, False,
                     ticket=ticket, waiting=waiting,
                 )  # fmt: skip
-                if type(made) is not WaitingEntry:
-                    refusal = cast(QueueError, made)
-                    if is_request_id(identity) and identity in {e.identity for e in entries}:
+                if type(made) is QueueError:
+                    refusal = made
+                    if is_request_id(identity) and identity in {e[IDENTITY] for e in entries}:
                         # an append would have found it waiting (its first check after the id)
                         refusal = QueueError(identity, _ALREADY_WAITING)
                     break
-            entries.append(made)
+            entries.append(cast(Row, made))
             ticket += 1
         clash = ids.joined(entries)
         if clash >= 0:  # the first refused: a duplicate comes before a refusal that broke off
-            refusal = QueueError(entries[clash].identity, _ALREADY_WAITING)
+            refusal = QueueError(entries[clash][IDENTITY], _ALREADY_WAITING)
         elif refusal is not None:
             ids.left(entries)
         if refusal is not None or not entries:
@@ -556,7 +573,7 @@ class WaitingQueue:
                 queue._handed_on(ids, stamp),
                 queue._size + len(entries),
                 queue._front,
-                entries[-1].ticket + 1,
+                entries[-1][TICKET] + 1,
             )
         )
 
@@ -573,8 +590,8 @@ class WaitingQueue:
         *,
         ticket: int | None = None,
         waiting: Container[RequestId] | None = None,
-    ) -> WaitingEntry | QueueError:
-        """The entry of a request joining this queue, laid out for ``policy``, or
+    ) -> Row | QueueError:
+        """The row of a request joining this queue, laid out for ``policy``, or
         why it is refused (every way in). Every argument is checked here, first:
         a ``Result`` never raises. ``waiting`` (extend's, being joined) says
         which identities wait already (this queue's by default)."""
@@ -625,10 +642,10 @@ class WaitingQueue:
         keys = None
         if policy.timing == "enqueue" and policy.keys:
             keys = plan.keys(values, serial, at, 0.0, NO_BUDGETS)
-        entry = WaitingEntry(identity, names, values, serial, at, resumed, keys, ticket, carried)
-        if ever_fits is not None and not ever_fits(entry):
+        row: Row = (identity, names, values, serial, at, resumed, keys, ticket, carried)
+        if ever_fits is not None and not ever_fits(as_entry(row)):
             return QueueError(identity, _NEVER_FITS)
-        return entry
+        return row
 
     def _plan_for(self, policy: QueuePolicy) -> KeyPlan:
         fresh = self._fresh
@@ -655,7 +672,7 @@ class WaitingQueue:
         fresh_entries = [_laid_out(plan, entry) for entry in self._fresh_entries()]
         ids = Identities(chain(resumed, fresh_entries))
         rebuilt = self._version(
-            EMPTY_LINE.joined_all([entry.ticket for entry in resumed], resumed),
+            EMPTY_LINE.joined_all([entry[TICKET] for entry in resumed], resumed),
             index_for(policy).joined_all(fresh_entries),
             ids,
             ids.handed_on(0),
@@ -673,23 +690,30 @@ class WaitingQueue:
         iteration, :meth:`entry_of` or a selection on it). O(1) at the front,
         O(log n) elsewhere; the others keep their order.
 
-        An entry that does not wait here (another object, even an equal one) is a
-        ``KeyError`` and one that is not a :class:`WaitingEntry` a ``TypeError``.
+        An entry that does not wait here is a ``KeyError``: one of another queue, or
+        of another version where its request waited otherwise (another ticket,
+        serial, enqueue time, attributes or carried object); an entry read again,
+        equal in all of these, is the one that waits (the queue makes its records
+        as they are read). One that is not a :class:`WaitingEntry` is a
+        ``TypeError``.
 
         >>> from policy.waiting.policies import fifo
         >>> queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
         >>> len(queue.without(queue.entry_of("a")))
         0
         """
-        self._check_waiting(entry)
+        return self._without_row(self._check_waiting(entry))
+
+    def _without_row(self, entry: Row) -> WaitingQueue:
+        """This queue without the waiting ``entry`` (a row of it)."""
         resumed, fresh = self._resumed, self._fresh
-        if entry.resumed:
-            resumed = resumed.without(entry.ticket)
+        if entry[RESUMED]:
+            resumed = resumed.without(entry[TICKET])
         else:
             assert fresh is not None
             fresh = fresh.without(entry)
         ids, stamp = self._claimed()
-        ids.entries.pop(entry.identity)
+        ids.entries.pop(entry[IDENTITY])
         return self._version(
             resumed, fresh, ids, self._handed_on(ids, stamp), self._size - 1,
             self._front, self._back,
@@ -743,20 +767,23 @@ class WaitingQueue:
         >>> str(WaitingQueue().remove(3).failure())
         'request 3: is not waiting'
         """
-        entry = self.entry_of(identity)
-        if entry is None:
-            if not is_request_id(identity):
-                return Failure(QueueError(identity, _NOT_AN_IDENTITY))
+        if not is_request_id(identity):
+            return Failure(QueueError(identity, _NOT_AN_IDENTITY))
+        row = self._waiting(identity)
+        if row is None:
             return Failure(QueueError(identity, "is not waiting"))
-        return Success(self.without(entry))
+        return Success(self._without_row(row))
 
-    def _check_waiting(self, entry: WaitingEntry) -> None:
-        """A ``TypeError`` for what is not an entry, a ``KeyError`` (its ticket) for an
-        entry that does not wait in this very queue."""
+    def _check_waiting(self, entry: WaitingEntry) -> Row:
+        """``entry``'s row in this queue; a ``TypeError`` for what is not an entry, a
+        ``KeyError`` (its ticket) for an entry that does not wait in this very queue
+        (:func:`~policy.waiting.fast.rows.holds`)."""
         if type(entry) is not WaitingEntry:
             raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
-        if self._waiting(entry.identity) is not entry:
+        row = self._waiting(entry.identity)
+        if row is None or not holds(row, entry):
             raise KeyError(entry.ticket)
+        return row
 
 
 def _plain_values(order: tuple[str, ...], attributes: object) -> tuple[AttributeValue, ...] | None:
@@ -804,12 +831,18 @@ def _layout(
     return order + extra, (*values, *(stored(attributes[name]) for name in extra))
 
 
-def _laid_out(plan: KeyPlan, entry: WaitingEntry) -> WaitingEntry:
-    """``entry`` with its attributes laid out for ``plan`` (itself when they are)."""
+def _laid_out(plan: KeyPlan, entry: Row) -> Row:
+    """The row ``entry`` with its attributes laid out for ``plan`` (itself when they are)."""
     if plan.laid_out(entry):
         return entry
-    names, values = _layout(plan, entry.attributes)
-    return entry._replace(names=names, values=values)
+    names, values = _layout(plan, AttributeView(entry[NAMES], entry[VALUES]))
+    identity, _, _, serial, at, resumed, keys, ticket, carried = entry
+    return (identity, names, values, serial, at, resumed, keys, ticket, carried)
+
+
+def _chosen(chosen: ChosenRow) -> Chosen:
+    """A row chosen by an index, and its key values, as the queue gives them."""
+    return as_entry(chosen[0]), chosen[1]
 
 
 def _same_policy(a: QueuePolicy, b: QueuePolicy) -> bool:

@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 
 from policy.adapters.batches import ANY_MOMENT, Admissions, Arrivals
-from policy.waiting import QueuePolicy, WaitingQueue, fifo, static_priority, vllm_priority
+from policy.waiting import (
+    QueuePolicy,
+    WaitingQueue,
+    fifo,
+    same_entry,
+    static_priority,
+    vllm_priority,
+)
 
 POLICIES: dict[str, QueuePolicy] = {
     "fifo": fifo(),
@@ -81,7 +88,7 @@ def test_admissions_are_repeated_selections_and_removals(name: str) -> None:
             assert ahead is taken
             assert taken is not None
             assert selected is not None
-            assert taken[0] is selected[0]
+            assert same_entry(taken[0], selected[0])
             assert taken[1] == selected[1]
             one_by_one = one_by_one.without(selected[0])
         assert _shown(admissions.removed(queue), policy) == _shown(one_by_one, policy)

@@ -92,7 +92,7 @@ def _compacting_lines() -> Iterator[None]:
             items = list(self)
             rebuilt = line_module.EMPTY_LINE
             for item in items:
-                rebuilt = rebuilt.joined(item.ticket, item)
+                rebuilt = rebuilt.joined(item[7], item)  # a row: its ticket (fast.rows.TICKET)
             self = rebuilt
         return real(self, count)
 

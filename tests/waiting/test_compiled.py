@@ -47,6 +47,7 @@ from policy.waiting import (
     parse_expression,
 )
 from policy.waiting.fast import compiled as compiled_module
+from policy.waiting.fast import rows as row_layout
 from policy.waiting.fast.compiled import (
     MAX_INLINE_KEYS,
     MAX_NESTING,
@@ -66,11 +67,9 @@ NAN, INF = math.nan, math.inf
 # ----------------------------------------------------------------------------- inputs
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    values: Values
-    serial: object
-    enqueued_at: float
+def make_row(values: Values, serial: object, enqueued_at: float) -> row_layout.Row:
+    """A row (policy.waiting.fast.rows) with these values, serial and enqueue time."""
+    return ("r", (), values, serial, enqueued_at, False, None, 0, None)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,7 +344,11 @@ def test_when_compile_refuses_the_source_evaluate_is_called(
 
     monkeypatch.setattr(compiled_module, "_function", refuse)
     tree = parse_expression("-a / b + min(a, waited) + budget_left(engine) + serial").unwrap()
-    rows = [Row((-0.0, 0.0), 1, 0.0), Row((1.0, 1.0), True, 3.0), Row((NAN, 2.0), 10**400, 1.0)]
+    rows = [
+        make_row((-0.0, 0.0), 1, 0.0),
+        make_row((1.0, 1.0), True, 3.0),
+        make_row((NAN, 2.0), 10**400, 1.0),
+    ]
     for a, b in [(0.0, -0.0), (True, 1.0), (NAN, INF)]:
         point = Point(("a", "b"), (a, b), 7, 4.0, 2.0, {"engine": 1.0}, {})
         assert same_value(
@@ -366,16 +369,16 @@ class Case:
     keys: Sequence[Expr]
     constants: Mapping[str, float]
     order: tuple[str, ...]
-    rows: Sequence[Row]
+    rows: Sequence[row_layout.Row]
     now: float
     budget_left: Mapping[str, float]
 
-    def keys_of(self, row: Row) -> tuple[float, ...]:
+    def keys_of(self, row: row_layout.Row) -> tuple[float, ...]:
         scope = Scope(
-            attributes_of(self.order, row.values),
-            row.serial,  # type: ignore[arg-type]
+            attributes_of(self.order, row[row_layout.VALUES]),
+            row[row_layout.SERIAL],
             self.now,
-            self.now - row.enqueued_at,
+            self.now - row[row_layout.ENQUEUED_AT],
             self.budget_left,
             self.constants,
         )
@@ -429,7 +432,7 @@ def scans(draw: st.DrawFn) -> Case:
             max_size=4,
         )
     )
-    rows = [Row(*draw(st.sampled_from(palette))) for _ in range(draw(st.integers(1, 12)))]
+    rows = [make_row(*draw(st.sampled_from(palette))) for _ in range(draw(st.integers(1, 12)))]
     return Case(keys, point.constants, point.order, rows, point.now, point.budget_left)
 
 
@@ -460,16 +463,27 @@ def test_sort_key_orders_like_key_list_order(a: list[float], b: list[float]) -> 
 def test_scan_ties_go_to_the_first_row_and_nan_keys_last() -> None:
     key = [Attr("a")]
     best = compile_scan(key, {}, ("a",))
-    assert best([Row((NAN,), 0, 0.0), Row((NAN,), 1, 0.0)], 0.0, {})[0] == 0
-    assert best([Row((NAN,), 0, 0.0), Row((INF,), 1, 0.0), Row((INF,), 2, 0.0)], 0.0, {})[0] == 1
-    index, values = best([Row((0.0,), 0, 0.0), Row((-0.0,), 1, 0.0)], 0.0, {})
+    assert best([make_row((NAN,), 0, 0.0), make_row((NAN,), 1, 0.0)], 0.0, {})[0] == 0
+    assert (
+        best(
+            [make_row((NAN,), 0, 0.0), make_row((INF,), 1, 0.0), make_row((INF,), 2, 0.0)], 0.0, {}
+        )[0]
+        == 1
+    )
+    index, values = best([make_row((0.0,), 0, 0.0), make_row((-0.0,), 1, 0.0)], 0.0, {})
     assert index == 0
     assert same_value(0.0, values[0])
-    index, values = best([Row((NAN,), 0, 0.0), Row((-0.0,), 1, 0.0), Row((0.0,), 2, 0.0)], 0.0, {})
+    index, values = best(
+        [make_row((NAN,), 0, 0.0), make_row((-0.0,), 1, 0.0), make_row((0.0,), 2, 0.0)], 0.0, {}
+    )
     assert index == 1
     assert same_value(-0.0, values[0])
     two = compile_scan([Attr("a"), Attr("b")], {}, ("a", "b"))
-    rows = [Row((NAN, 1.0), 0, 0.0), Row((NAN, -0.0), 1, 0.0), Row((NAN, 0.0), 2, 0.0)]
+    rows = [
+        make_row((NAN, 1.0), 0, 0.0),
+        make_row((NAN, -0.0), 1, 0.0),
+        make_row((NAN, 0.0), 2, 0.0),
+    ]
     index, values = two(rows, 0.0, {})
     assert index == 1
     assert same_value(-0.0, values[1])
@@ -477,8 +491,11 @@ def test_scan_ties_go_to_the_first_row_and_nan_keys_last() -> None:
 
 def test_no_keys_and_no_rows() -> None:
     assert compile_keys([], {}, ())((), 0, 0.0, 0.0, {}) == ()
-    assert compile_scan([], {}, ())([Row((), 0, 0.0), Row((), 1, 0.0)], 0.0, {}) == (0, ())
-    assert compile_sort_keys([], {}, ())([Row((), 0, 0.0)], 0.0, {}) == [(0,)]
+    assert compile_scan([], {}, ())([make_row((), 0, 0.0), make_row((), 1, 0.0)], 0.0, {}) == (
+        0,
+        (),
+    )
+    assert compile_sort_keys([], {}, ())([make_row((), 0, 0.0)], 0.0, {}) == [(0,)]
     assert compile_sort_keys([Attr("a")], {}, ("a",))([], 0.0, {}) == []
     for keys in ([], [Attr("a")], [Attr("a")] * (MAX_INLINE_KEYS + 1)):
         with pytest.raises(ValueError, match="at least one row"):
@@ -489,10 +506,10 @@ def test_the_ascend_lanes_key_scans_like_evaluate() -> None:
     policy = ascend_fcfs_lanes(short_tokens=128, max_wait=0.003)
     order = ("immediate", "prompt")
     rows = [
-        Row((False, 256.0), 0, 0.0),
-        Row((False, 64.0), 1, 0.5),
-        Row((False, 256.0), 2, 0.999),
-        Row((True, 4096.0), 3, 1.0),
+        make_row((False, 256.0), 0, 0.0),
+        make_row((False, 64.0), 1, 0.5),
+        make_row((False, 256.0), 2, 0.999),
+        make_row((True, 4096.0), 3, 1.0),
     ]
     best = compile_scan(policy.keys, policy.constants, order)
     assert best(rows, 1.0, {}) == (3, (0.0,))

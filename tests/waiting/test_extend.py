@@ -22,6 +22,7 @@ from policy.waiting import (
     dispatch_order,
     fifo,
     make_policy,
+    same_entry,
     select_waiting,
 )
 from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
@@ -172,7 +173,9 @@ def test_extend_refuses_as_repeated_append_with_ids_used_again(name: str, seed: 
         assert _snapshot(extended.unwrap(), policy) == _snapshot(expected, policy)
         queue = extended.unwrap()
         for entry in queue:  # every id maps to the entry that waits
-            assert queue.entry_of(entry.identity) is entry
+            found = queue.entry_of(entry.identity)
+            assert found is not None
+            assert same_entry(found, entry)
 
 
 def test_an_id_that_left_joins_again_in_a_batch() -> None:
@@ -183,7 +186,9 @@ def test_an_id_that_left_joins_again_in_a_batch() -> None:
     left = queue.without(queue.entry_of("a"))  # type: ignore[arg-type]
     again = left.extend(policy, [("c", {}, 2, 1.0), ("a", {}, 3, 1.0)]).unwrap()
     assert [entry.identity for entry in again] == ["b", "c", "a"]
-    assert again.entry_of("a") is list(again)[-1]
+    found = again.entry_of("a")
+    assert found is not None
+    assert same_entry(found, list(again)[-1])
     assert [entry.identity for entry in again.remove("a").unwrap()] == ["b", "c"]
 
 

@@ -39,6 +39,7 @@ from policy.waiting import (
     load_policy,
     make_entry,
     make_policy,
+    same_entry,
     select_reference,
     select_waiting,
     static_priority,
@@ -166,7 +167,7 @@ def test_select_waiting_agrees_with_sorting_the_whole_queue(case: Case) -> None:
         return
     selection = got.unwrap()
     assert selection.index == expected[0]
-    assert selection.entry is case.queue.entries[expected[0]]
+    assert same_entry(selection.entry, case.queue.entries[expected[0]])
     assert same_values(selection.keys, expected[1])
 
 
@@ -378,7 +379,7 @@ def test_a_selected_entry_that_does_not_fit_blocks_the_queue() -> None:
     assert [entry.identity for entry in tested] == [2]  # no other entry is tried
     # like Admitted, Blocked carries the queue to go on with: here the same one
     assert outcome.queue is queue
-    assert outcome.entry is outcome.selection.entry
+    assert same_entry(outcome.entry, outcome.selection.entry)
 
 
 def test_an_admission_removes_only_the_selected_entry() -> None:
@@ -429,7 +430,7 @@ def test_the_selected_entry_is_the_very_entry_waiting(name: str, resumed_front: 
             moment = Moment(now)
             selection = select_waiting(queue, policy, moment).unwrap()
             reference = select_reference(queue, policy, moment).unwrap()
-            assert selection.entry is reference.entry
+            assert same_entry(selection.entry, reference.entry)
             assert [repr(key) for key in selection.keys] == [repr(key) for key in reference.keys]
             assert (selection.entry.identity == "back") == resumed_front
             assert len(queue.without(selection.entry)) == len(queue) - 1  # this queue's entry
@@ -441,7 +442,7 @@ def test_selection_with_another_policy_is_the_plain_definition(name: str) -> Non
     queue, policy, moment = _queue(built_with, 7), POLICIES[name], Moment(30.0)
     chosen = select_waiting(queue, policy, moment).unwrap()
     reference = select_reference(queue, policy, moment).unwrap()
-    assert chosen.entry is reference.entry
+    assert same_entry(chosen.entry, reference.entry)
     assert chosen.keys == reference.keys
     assert len(queue.without(chosen.entry)) == len(queue) - 1  # this very queue's entry
 
@@ -500,8 +501,8 @@ def test_admission_records_carry_the_selection_and_the_queues(name: str) -> None
     assert admitted.selection == expected
     assert admitted.selection.keys == selection.keys
     assert admitted.selection.queue is queue
-    assert admitted.entry is selection.entry
-    assert list(admitted.queue) == [e for e in queue if e is not selection.entry]
+    assert same_entry(admitted.entry, selection.entry)
+    assert list(admitted.queue) == [e for e in queue if not same_entry(e, selection.entry)]
     blocked = attempt_admission(queue, policy, moment, lambda _: False)
     assert isinstance(blocked, Blocked)
     assert blocked.selection == expected
@@ -512,13 +513,13 @@ def test_admission_records_carry_the_selection_and_the_queues(name: str) -> None
     assert order[0] == expected
     assert order[0].keys == selection.keys
     assert all(chosen.queue is queue for chosen in order)
-    done = admit_many(queue, policy, moment, lambda entry: entry is not order[2].entry)
+    done = admit_many(queue, policy, moment, lambda entry: not same_entry(entry, order[2].entry))
     assert [a.selection.entry for a in done.admitted] == [order[0].entry, order[1].entry]
     assert [a.selection.keys for a in done.admitted] == [order[0].keys, order[1].keys]
     assert done.admitted[0].selection.queue is queue
     assert done.admitted[1].selection.queue is done.admitted[0].queue
     assert isinstance(done.stopped, Blocked)
-    assert done.stopped.selection.entry is order[2].entry
+    assert same_entry(done.stopped.selection.entry, order[2].entry)
     assert done.stopped.selection.keys == order[2].keys
     assert done.stopped.queue is done.queue is done.admitted[1].queue
 
@@ -544,7 +545,7 @@ def test_an_admission_with_another_policy_is_the_plain_definition(name: str) -> 
     assert isinstance(admitted, Admitted)
     assert admitted.selection == reference
     assert admitted.selection.keys == reference.keys
-    assert admitted.entry is reference.entry
+    assert same_entry(admitted.entry, reference.entry)
     blocked = attempt_admission(queue, policy, moment, lambda _: False)
     assert isinstance(blocked, Blocked)
     assert blocked.selection == reference

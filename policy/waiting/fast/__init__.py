@@ -26,13 +26,13 @@ All of it rests on one persistent structure, the sorted
 from __future__ import annotations
 
 from policy.waiting.fast.in_order import InOrder
-from policy.waiting.fast.index import Chosen, Index
+from policy.waiting.fast.index import Chosen, ChosenRow, Index
 from policy.waiting.fast.key_order import KeyOrder
 from policy.waiting.fast.lanes import Lanes
 from policy.waiting.fast.plan import KeyPlan, plan_of, selection_path
 from policy.waiting.queue_policy import QueuePolicy
 
-__all__ = ["Chosen", "Index", "KeyPlan", "index_for", "plan_of", "selection_path"]
+__all__ = ["Chosen", "ChosenRow", "Index", "KeyPlan", "index_for", "plan_of", "selection_path"]
 
 
 def index_for(policy: QueuePolicy) -> Index:

@@ -66,7 +66,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import CodeType, FunctionType
-from typing import Final, Literal, Protocol, TypeAlias, cast
+from typing import Final, Literal, TypeAlias, cast
 
 from policy.waiting.evaluate import (
     Scope,
@@ -92,6 +92,7 @@ from policy.waiting.expr import (
     children,
     walk,
 )
+from policy.waiting.fast.rows import ENQUEUED_AT, SERIAL, VALUES, Row
 from policy.waiting.numbers import as_float
 
 __all__ = [
@@ -99,7 +100,6 @@ __all__ = [
     "MAX_NESTING",
     "ExpressionFunction",
     "KeyFunction",
-    "Row",
     "ScanFunction",
     "SortKeysFunction",
     "Values",
@@ -125,20 +125,6 @@ KeyFunction: TypeAlias = Callable[
 
 #: ``expression(values, serial, now, waited, budget_left)`` -> the value of one key.
 ExpressionFunction: TypeAlias = Callable[[Values, object, float, float, Mapping[str, float]], float]
-
-
-class Row(Protocol):
-    """What a waiting entry offers a scan (read-only): its attribute values in the
-    attribute order, its serial and when it was queued (a float)."""
-
-    @property
-    def values(self) -> Values: ...
-
-    @property
-    def serial(self) -> object: ...
-
-    @property
-    def enqueued_at(self) -> float: ...
 
 
 #: ``best(rows, now, budget_left)`` -> (index, key values) of the smallest key list.
@@ -547,8 +533,8 @@ def _generate(
     in_loop = form in ("scan", "sort_keys")
     waited, serial = "waited", "serial"
     if in_loop:
-        waited = "(now - row.enqueued_at)" if _uses(keys, "waited") <= 1 else "waited"
-        serial = "_as_float(row.serial)" if _uses(keys, "serial") <= 1 else "serial"
+        waited = f"(now - row[{ENQUEUED_AT}])" if _uses(keys, "waited") <= 1 else "waited"
+        serial = f"_as_float(row[{SERIAL}])" if _uses(keys, "serial") <= 1 else "serial"
     else:
         serial = "serial_"
     inputs = _Inputs(_attribute_positions(attribute_order), constants, waited, serial)
@@ -596,12 +582,12 @@ def _entry_reads(
     used = generator.attributes
     if used:
         if in_loop:
-            lines.append("values = row.values")
+            lines.append(f"values = row[{VALUES}]")
         lines += [f"v{position} = values[{position}]" for position in sorted(used)]
     if in_loop and waited == "waited" and "waited" in generator.reads:
-        lines.append("waited = now - row.enqueued_at")
+        lines.append(f"waited = now - row[{ENQUEUED_AT}]")
     if in_loop and serial == "serial" and "serial" in generator.reads:
-        lines.append("serial = _as_float(row.serial)")
+        lines.append(f"serial = _as_float(row[{SERIAL}])")
     return lines
 
 
@@ -786,7 +772,7 @@ def _looping_scan(key_function: KeyFunction) -> ScanFunction:
         best_index, best_order = 0, key_list_order(())
         best_keys: tuple[float, ...] = ()
         for index, row in enumerate(rows):
-            keys = key_function(row.values, row.serial, now, now - row.enqueued_at, budget_left)
+            keys = key_function(row[VALUES], row[SERIAL], now, now - row[ENQUEUED_AT], budget_left)
             order = key_list_order(keys)
             if index == 0 or order < best_order:
                 best_index, best_keys, best_order = index, keys, order
@@ -805,7 +791,7 @@ def _looping_sort_keys(key_function: KeyFunction) -> SortKeysFunction:
         return [
             (
                 *sort_key(
-                    key_function(row.values, row.serial, now, now - row.enqueued_at, budget_left)
+                    key_function(row[VALUES], row[SERIAL], now, now - row[ENQUEUED_AT], budget_left)
                 ),
                 index,
             )
@@ -872,18 +858,15 @@ def compile_scan(
 ) -> ScanFunction:
     """``best(rows, now, budget_left)`` -> ``(index, key values)`` of the row with the
     smallest key list in the total order (``key_list_order``), ties to the smallest
-    index; a row's ``waited`` is ``now - row.enqueued_at``. ``rows`` must not be
+    index; a row's (:mod:`~policy.waiting.fast.rows`) ``waited`` is ``now`` less its
+    ``enqueued_at``. ``rows`` must not be
     empty (``ValueError``). With no keys, the first row wins.
 
-    >>> from dataclasses import dataclass
+    >>> from policy.waiting.entry import make_entry
     >>> from policy.waiting.parse import parse_expression
-    >>> @dataclass(frozen=True)
-    ... class Entry:
-    ...     values: tuple[float | bool, ...]
-    ...     serial: int
-    ...     enqueued_at: float
     >>> best = compile_scan([parse_expression("prompt > 128 ? 1 : 0").unwrap()], {}, ["prompt"])
-    >>> best([Entry((256.0,), 0, 0.0), Entry((64.0,), 1, 0.0), Entry((9.0,), 2, 0.0)], 1.0, {})
+    >>> best([make_entry(k, {"prompt": p}, k, 0.0) for k, p in enumerate([256.0, 64.0, 9.0])],
+    ...      1.0, {})
     (1, (0.0,))
     """
     if len(keys) > MAX_INLINE_KEYS:
@@ -900,15 +883,10 @@ def compile_sort_keys(
     """``sort_keys(rows, now, budget_left)`` -> for each row, ``sort_key(key values) +
     (index,)``: ``heapq.heapify`` of the list pops the rows in selection order.
 
-    >>> from dataclasses import dataclass
+    >>> from policy.waiting.entry import make_entry
     >>> from policy.waiting.parse import parse_expression
-    >>> @dataclass(frozen=True)
-    ... class Entry:
-    ...     values: tuple[float | bool, ...]
-    ...     serial: int
-    ...     enqueued_at: float
     >>> sort_keys = compile_sort_keys([parse_expression("1 / x").unwrap()], {}, ["x"])
-    >>> sort_keys([Entry((0.0,), 0, 0.0), Entry((-0.0,), 1, 0.0), Entry((math.nan,), 2, 0.0)],
+    >>> sort_keys([make_entry(k, {"x": x}, k, 0.0) for k, x in enumerate([0.0, -0.0, math.nan])],
     ...           0.0, {})
     [(0, inf, 0), (0, -inf, 1), (1, 0.0, 2)]
     """

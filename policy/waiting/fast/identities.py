@@ -43,6 +43,7 @@ from typing import Final, Generic, TypeVar
 
 from policy.identity import RequestId
 from policy.waiting.entry import WaitingEntry
+from policy.waiting.fast.rows import IDENTITY, Row, holds
 
 __all__ = ["SHARDS", "Identities", "Shards", "Unindexed"]
 
@@ -127,10 +128,11 @@ class Shards(Generic[K, V]):
 
 
 class Identities:
-    """The entries of the version that holds this index, by identity.
+    """The rows of the version that holds this index, by identity.
 
     >>> from policy.waiting.entry import make_entry
-    >>> index = Identities([make_entry("a", {}, 0, 0.0)])  # its maker's, being worked on
+    >>> from policy.waiting.fast.rows import row_of
+    >>> index = Identities([row_of(make_entry("a", {}, 0, 0.0))])  # its maker's, being worked on
     >>> index.handed_on(0), index.held_by(1), index.claimed(0), index.claimed(1)
     (1, True, False, True)
     >>> index.held_by(1), index.given_back(1), index.held_by(1)
@@ -139,46 +141,47 @@ class Identities:
 
     __slots__ = ("_holder", "entries")
 
-    def __init__(self, entries: Iterable[WaitingEntry] = ()) -> None:
-        #: The holder's entries (read by the queue; changed only by the version
+    def __init__(self, entries: Iterable[Row] = ()) -> None:
+        #: The holder's rows (read by the queue; changed only by the version
         #: that claimed the index).
-        self.entries: Shards[RequestId, WaitingEntry] = Shards(
-            (entry.identity, entry) for entry in entries
-        )
+        self.entries: Shards[RequestId, Row] = Shards((row[IDENTITY], row) for row in entries)
         # the holder's stamp, the only key; none while a version works on it
         self._holder: dict[int, None] = {}
 
-    def joined(self, entries: Sequence[WaitingEntry]) -> int:
-        """Each of ``entries`` by its identity, in order: -1, or the position of the
-        first whose identity is there already (then none of them joins)."""
+    def joined(self, entries: Sequence[Row]) -> int:
+        """Each row of ``entries`` by its identity, in order: -1, or the position of
+        the first whose identity is there already (then none of them joins)."""
         shards = self.entries
         dicts = shards._dicts
         for position, entry in enumerate(entries):
-            identity = entry.identity
+            identity = entry[IDENTITY]
             shard = dicts[hash(identity) & _MASK]
             if identity in shard:
                 for earlier in entries[:position]:
-                    del dicts[hash(earlier.identity) & _MASK][earlier.identity]
+                    del dicts[hash(earlier[IDENTITY]) & _MASK][earlier[IDENTITY]]
                 return position
             shard[identity] = entry
         shards.size += len(entries)
         return -1
 
     def left(self, entries: Sequence[object]) -> int:
-        """Each of ``entries``, which must be here as this very object, taken out: -1,
-        or the position of the first that is not (then none of them leaves)."""
+        """Each of ``entries``, a ``WaitingEntry`` whose row is here
+        (:func:`~policy.waiting.fast.rows.holds`), taken out: -1, or the position of
+        the first that is not (then none of them leaves)."""
         shards = self.entries
         dicts = shards._dicts
+        taken: list[Row] = []
         for position, entry in enumerate(entries):
             if type(entry) is WaitingEntry:
                 identity = entry.identity
                 shard = dicts[hash(identity) & _MASK]
-                if shard.get(identity) is entry:
+                row = shard.get(identity)
+                if row is not None and holds(row, entry):
                     del shard[identity]
+                    taken.append(row)
                     continue
-            for earlier in entries[:position]:
-                assert type(earlier) is WaitingEntry
-                dicts[hash(earlier.identity) & _MASK][earlier.identity] = earlier
+            for row in taken:
+                dicts[hash(row[IDENTITY]) & _MASK][row[IDENTITY]] = row
             return position
         shards.size -= len(entries)
         return -1
@@ -214,24 +217,27 @@ class Unindexed:
     there), once.
 
     >>> from policy.waiting.entry import make_entry
+    >>> from policy.waiting.fast.rows import row_of
     >>> a = make_entry("a", {}, 0, 0.0)
-    >>> branch = Unindexed({"a": a})
-    >>> branch.joined([make_entry("b", {}, 1, 0.0), a]), branch.left([a]), "a" in branch.entries
-    (1, -1, True)
+    >>> branch = Unindexed({"a": row_of(a)})
+    >>> branch.joined([row_of(make_entry("b", {}, 1, 0.0)), row_of(a)]), branch.left([a])
+    (1, -1)
+    >>> "a" in branch.entries
+    True
     """
 
     __slots__ = ("_base", "entries")
 
-    def __init__(self, base: Mapping[RequestId, WaitingEntry]) -> None:
+    def __init__(self, base: Mapping[RequestId, Row]) -> None:
         self._base = base
         #: The old version's entries, read; what a new version would write, ignored.
         self.entries = _ReadOnly(base)
 
-    def joined(self, entries: Sequence[WaitingEntry]) -> int:
+    def joined(self, entries: Sequence[Row]) -> int:
         """As :meth:`Identities.joined`, storing nothing."""
         seen: set[RequestId] = set()
         for position, entry in enumerate(entries):
-            identity = entry.identity
+            identity = entry[IDENTITY]
             if identity in self._base or identity in seen:
                 return position
             seen.add(identity)
@@ -241,11 +247,10 @@ class Unindexed:
         """As :meth:`Identities.left`, storing nothing."""
         seen: set[RequestId] = set()
         for position, entry in enumerate(entries):
-            if (
-                type(entry) is not WaitingEntry
-                or self._base.get(entry.identity) is not entry
-                or entry.identity in seen
-            ):
+            if type(entry) is not WaitingEntry or entry.identity in seen:
+                return position
+            row = self._base.get(entry.identity)
+            if row is None or not holds(row, entry):
                 return position
             seen.add(entry.identity)
         return -1
@@ -260,13 +265,13 @@ class _ReadOnly:
 
     __slots__ = ("_base",)
 
-    def __init__(self, base: Mapping[RequestId, WaitingEntry]) -> None:
+    def __init__(self, base: Mapping[RequestId, Row]) -> None:
         self._base = base
 
     def __contains__(self, identity: object) -> bool:
         return identity in self._base
 
-    def __setitem__(self, identity: RequestId, entry: WaitingEntry) -> None:
+    def __setitem__(self, identity: RequestId, entry: Row) -> None:
         pass
 
     def pop(self, identity: RequestId) -> None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice, repeat
-from operator import is_
+from operator import eq
 from typing import Any
 
-from policy.waiting.entry import WaitingEntry
-from policy.waiting.fast.index import Chosen
+from policy.waiting.fast.index import ChosenRow
 from policy.waiting.fast.line import EMPTY_LINE, Line
 from policy.waiting.fast.plan import KeyPlan, ordering
+from policy.waiting.fast.rows import TICKET, Row
 
 __all__ = ["InOrder", "scan_dispatch", "scan_selected", "without_all"]
 
@@ -28,7 +28,7 @@ class InOrder:
     # A plain slotted class: one is made per update of the queue.
     __slots__ = ("line", "plan")
 
-    def __init__(self, plan: KeyPlan, line: Line[WaitingEntry]) -> None:
+    def __init__(self, plan: KeyPlan, line: Line[Row]) -> None:
         self.plan = plan
         self.line = line
 
@@ -40,55 +40,53 @@ class InOrder:
     def __len__(self) -> int:
         return len(self.line)
 
-    def joined(self, entry: WaitingEntry) -> InOrder:
+    def joined(self, entry: Row) -> InOrder:
         """With ``entry`` last."""
-        return InOrder(self.plan, self.line.joined(entry.ticket, entry))
+        return InOrder(self.plan, self.line.joined(entry[TICKET], entry))
 
-    def joined_all(self, entries: Sequence[WaitingEntry]) -> InOrder:
+    def joined_all(self, entries: Sequence[Row]) -> InOrder:
         """With ``entries`` last, in order."""
-        tickets = [entry.ticket for entry in entries]
+        tickets = [entry[TICKET] for entry in entries]
         return InOrder(self.plan, self.line.joined_all(tickets, entries))
 
-    def without(self, entry: WaitingEntry) -> InOrder:
+    def without(self, entry: Row) -> InOrder:
         """Without ``entry``."""
-        return InOrder(self.plan, self.line.without(entry.ticket))
+        return InOrder(self.plan, self.line.without(entry[TICKET]))
 
-    def without_all(self, entries: Sequence[WaitingEntry]) -> InOrder:
+    def without_all(self, entries: Sequence[Row]) -> InOrder:
         """Without ``entries``: at once when they are the first (admissions of one
         moment under ``fifo``), else one by one."""
         return InOrder(self.plan, without_all(self.line, entries, _ticket))
 
-    def first(self) -> WaitingEntry:
+    def first(self) -> Row:
         """The first entry (O(1))."""
         return self.line.first()
 
-    def in_queue_order(self) -> Iterator[WaitingEntry]:
+    def in_queue_order(self) -> Iterator[Row]:
         """The entries in queue order."""
         return iter(self.line)
 
-    def position(self, entry: WaitingEntry) -> int:
+    def position(self, entry: Row) -> int:
         """``entry``'s position in queue order (O(log n))."""
-        return self.line.rank(entry.ticket)
+        return self.line.rank(entry[TICKET])
 
-    def at(self, position: int) -> WaitingEntry:
+    def at(self, position: int) -> Row:
         """The entry at ``position`` of queue order (O(log n))."""
         return self.line.at(position)
 
-    def selected(self, now: float, budget_left: Mapping[str, float]) -> Chosen:
+    def selected(self, now: float, budget_left: Mapping[str, float]) -> ChosenRow:
         """The first entry under ``fifo``; otherwise every entry's keys evaluated."""
         if self.plan.path == "fifo":
             return self.line.first(), ()
         return scan_selected(self.plan, list(self.line), now, budget_left)
 
-    def dispatched(self, now: float, budget_left: Mapping[str, float]) -> Iterator[Chosen]:
+    def dispatched(self, now: float, budget_left: Mapping[str, float]) -> Iterator[ChosenRow]:
         """The line in order (``fifo``), or every entry sorted by its keys (``scan``)."""
         if self.plan.path == "fifo":
             return zip(self.line, repeat(()))
         return scan_dispatch(self.plan, list(self.line), now, budget_left)
 
-    def dispatched_at(
-        self, position: int, now: float, budget_left: Mapping[str, float]
-    ) -> WaitingEntry:
+    def dispatched_at(self, position: int, now: float, budget_left: Mapping[str, float]) -> Row:
         """The entry at ``position`` of the dispatch order: O(log n) under ``fifo``,
         the walk of the sorted order under ``scan``."""
         if self.plan.path == "fifo":
@@ -96,16 +94,16 @@ class InOrder:
         return next(islice(self.dispatched(now, budget_left), position, None))[0]
 
 
-def _ticket(entry: WaitingEntry) -> int:
-    return entry.ticket
+def _ticket(entry: Row) -> int:
+    return entry[TICKET]
 
 
-def without_all(line: Line[WaitingEntry], entries: Sequence[WaitingEntry], key: Any) -> Line[Any]:
+def without_all(line: Line[Row], entries: Sequence[Row], key: Any) -> Line[Any]:
     """``line`` without ``entries`` (each in it once; ``key(entry)`` its key there):
-    the first ``k`` at once when ``entries`` are exactly the line's first ``k`` in
-    order, otherwise one by one."""
+    the first ``k`` at once when ``entries`` are the line's first ``k`` in order
+    (their keys are: a line's keys are unique), otherwise one by one."""
     count = len(entries)
-    if count and all(map(is_, islice(line, count), entries)):
+    if count and all(map(eq, map(key, islice(line, count)), map(key, entries))):
         return line.without_first(count)
     for entry in entries:
         line = line.without(key(entry))
@@ -113,8 +111,8 @@ def without_all(line: Line[WaitingEntry], entries: Sequence[WaitingEntry], key: 
 
 
 def scan_selected(
-    plan: KeyPlan, rows: list[WaitingEntry], now: float, budget_left: Mapping[str, float]
-) -> Chosen:
+    plan: KeyPlan, rows: list[Row], now: float, budget_left: Mapping[str, float]
+) -> ChosenRow:
     """The entry of ``rows`` (in queue order, not empty) with the smallest key list
     at this moment, ties to the earlier: the policy's compiled scan, or each
     entry's keys by :meth:`~policy.waiting.fast.plan.KeyPlan.keys_at` for a queue
@@ -125,7 +123,7 @@ def scan_selected(
         return rows[at], keys
     keys_at = plan.keys_at
     _, entry, keys = min(
-        (ordering(keys, entry.ticket), entry, keys)
+        (ordering(keys, entry[TICKET]), entry, keys)
         for entry in rows
         for keys in (keys_at(entry, now, budget_left),)
     )
@@ -133,8 +131,8 @@ def scan_selected(
 
 
 def scan_dispatch(
-    plan: KeyPlan, rows: list[WaitingEntry], now: float, budget_left: Mapping[str, float]
-) -> Iterator[Chosen]:
+    plan: KeyPlan, rows: list[Row], now: float, budget_left: Mapping[str, float]
+) -> Iterator[ChosenRow]:
     """``rows`` (in queue order) in dispatch order at this moment: their keys
     evaluated once each, heapified, and popped lazily (O(n) before the first,
     O(log n) each next)."""
@@ -143,7 +141,7 @@ def scan_dispatch(
         ranked = plan.sort_keys(rows, now, budget_left)  # sort key + (row index,): unique
     else:
         ranked = [
-            (ordering(plan.keys_at(entry, now, budget_left), entry.ticket), at)
+            (ordering(plan.keys_at(entry, now, budget_left), entry[TICKET]), at)
             for at, entry in enumerate(rows)
         ]
     heapq.heapify(ranked)
@@ -152,7 +150,7 @@ def scan_dispatch(
         yield entry, plan.keys_at(entry, now, budget_left)
 
 
-def _compiled_scan(plan: KeyPlan, rows: list[WaitingEntry]) -> bool:
+def _compiled_scan(plan: KeyPlan, rows: list[Row]) -> bool:
     """Whether the compiled scan reads ``rows`` right: keys computed now from values
     laid out for the plan (not stored at enqueue)."""
     return plan.policy.timing != "enqueue" and all(map(plan.laid_out, rows))

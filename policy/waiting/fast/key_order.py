@@ -36,15 +36,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from heapq import merge
 from itertools import chain, islice
-from operator import is_
+from operator import eq
 from typing import Any, Final, NamedTuple
 
 from immutables import Map
 
-from policy.waiting.entry import WaitingEntry
-from policy.waiting.fast.index import Chosen
+from policy.waiting.fast.index import ChosenRow
 from policy.waiting.fast.line import EMPTY_LINE, Line
 from policy.waiting.fast.plan import NAN_LAST, KeyPlan, ordering
+from policy.waiting.fast.rows import TICKET, Row
 
 __all__ = ["Class", "KeyOrder"]
 
@@ -52,8 +52,8 @@ __all__ = ["Class", "KeyOrder"]
 class Class(NamedTuple):
     """The entries of one class (see the module's docstring)."""
 
-    run: Line[WaitingEntry]  # by ticket: joined in ordering order
-    rest: Line[WaitingEntry]  # by ordering: joined out of order
+    run: Line[Row]  # by ticket: joined in ordering order
+    rest: Line[Row]  # by ordering: joined out of order
     #: The highest ordering the run ever held (None before its first entry): an
     #: entry placed above it may join the run. An entry leaving leaves it as it
     #: is, still above every ordering in the run.
@@ -90,17 +90,17 @@ class KeyOrder:
     def __len__(self) -> int:
         return self.size
 
-    def _place(self, entry: WaitingEntry) -> tuple[Any, tuple[Any, ...]]:
+    def _place(self, entry: Row) -> tuple[Any, tuple[Any, ...]]:
         """``entry``'s class (its first key value, NaN as ``NAN_LAST``) and its
         ordering within the class (the other key values, then its ticket)."""
         keys = self.plan.fixed_keys(entry)
         first = keys[0]
-        return (first if first == first else NAN_LAST), ordering(keys[1:], entry.ticket)  # noqa: PLR0124 - the NaN test
+        return (first if first == first else NAN_LAST), ordering(keys[1:], entry[TICKET])  # noqa: PLR0124 - the NaN test
 
-    def _ordering(self, entry: WaitingEntry) -> tuple[Any, ...]:
+    def _ordering(self, entry: Row) -> tuple[Any, ...]:
         return self._place(entry)[1]
 
-    def joined(self, entry: WaitingEntry) -> KeyOrder:
+    def joined(self, entry: Row) -> KeyOrder:
         """With ``entry``, at its place in key order."""
         kind, place = self._place(entry)
         members = self.classes.get(kind)
@@ -109,16 +109,16 @@ class KeyOrder:
             members, order = _NEW_CLASS, order.joined(kind, kind)
         run, rest, top = members
         if top is None or place > top:  # the usual: after the run's last
-            members = Class(run.joined(entry.ticket, entry), rest, place)
+            members = Class(run.joined(entry[TICKET], entry), rest, place)
         else:
             members = Class(run, rest.joined(place, entry), top)
         classes = self.classes.set(kind, members)
         return KeyOrder(self.plan, classes, order, self.size + 1)
 
-    def joined_all(self, entries: Sequence[WaitingEntry]) -> KeyOrder:
+    def joined_all(self, entries: Sequence[Row]) -> KeyOrder:
         """With ``entries``: one :meth:`joined` each, in one pass (a class's new
         entries that all join its run join it at once)."""
-        joining: dict[Any, tuple[list[Any], list[WaitingEntry]]] = {}
+        joining: dict[Any, tuple[list[Any], list[Row]]] = {}
         for entry in entries:
             kind, place = self._place(entry)
             places, joiners = joining.setdefault(kind, ([], []))
@@ -131,26 +131,26 @@ class KeyOrder:
                 members, order = _NEW_CLASS, order.joined(kind, kind)
             run, rest, top = members
             if places == sorted(places) and (top is None or places[0] > top):
-                tickets = [entry.ticket for entry in joiners]
+                tickets = [entry[TICKET] for entry in joiners]
                 members = Class(run.joined_all(tickets, joiners), rest, places[-1])
             else:
                 for place, entry in zip(places, joiners, strict=True):
                     if top is None or place > top:
-                        run, top = run.joined(entry.ticket, entry), place
+                        run, top = run.joined(entry[TICKET], entry), place
                     else:
                         rest = rest.joined(place, entry)
                 members = Class(run, rest, top)
             classes = classes.set(kind, members)
         return KeyOrder(self.plan, classes, order, self.size + len(entries))
 
-    def without(self, entry: WaitingEntry) -> KeyOrder:
+    def without(self, entry: Row) -> KeyOrder:
         """Without ``entry`` (found by its ticket in the run, else by its ordering:
         tickets are unique, so a ticket the run holds is this entry's)."""
         first = self.plan.fixed_keys(entry)[0]
         kind = first if first == first else NAN_LAST  # noqa: PLR0124 - the NaN test
         run, rest, top = self.classes[kind]
         try:
-            run = run.without(entry.ticket)
+            run = run.without(entry[TICKET])
         except KeyError:  # rare: an entry that came out of key order
             rest = rest.without(self._ordering(entry))
         if run or rest:
@@ -159,12 +159,13 @@ class KeyOrder:
         classes = self.classes.delete(kind)
         return KeyOrder(self.plan, classes, self.order.without(kind), self.size - 1)
 
-    def without_all(self, entries: Sequence[WaitingEntry]) -> KeyOrder:
+    def without_all(self, entries: Sequence[Row]) -> KeyOrder:
         """Without ``entries``: when they are the first of the dispatch order (the
         admissions of one moment) and the classes they leave hold no entry out of
         order, each class's first run at once; else one by one."""
         count = len(entries)
-        if not count or not all(map(is_, islice(self._in_key_order(), count), entries)):
+        leading = map(_ticket, islice(self._in_key_order(), count))
+        if not count or not all(map(eq, leading, map(_ticket, entries))):
             return self._without_each(entries)
         classes, order = self.classes, self.order
         while count:
@@ -180,40 +181,40 @@ class KeyOrder:
             classes, order = classes.delete(kind), order.without(kind)
         return KeyOrder(self.plan, classes, order, self.size - len(entries))
 
-    def _without_each(self, entries: Sequence[WaitingEntry]) -> KeyOrder:
+    def _without_each(self, entries: Sequence[Row]) -> KeyOrder:
         index = self
         for entry in entries:
             index = index.without(entry)
         return index
 
-    def _members(self, members: Class) -> Iterator[WaitingEntry]:
+    def _members(self, members: Class) -> Iterator[Row]:
         """A class's entries in ordering order."""
         if not members.rest:
             return iter(members.run)
         return merge(members.run, members.rest, key=self._ordering)
 
-    def _in_key_order(self) -> Iterator[WaitingEntry]:
+    def _in_key_order(self) -> Iterator[Row]:
         classes = self.classes
         return chain.from_iterable(self._members(classes[kind]) for kind in self.order)
 
-    def first(self) -> WaitingEntry:
+    def first(self) -> Row:
         """The entry with the smallest ticket (O(n))."""
         return min(self._in_key_order(), key=_ticket)
 
-    def in_queue_order(self) -> Iterator[WaitingEntry]:
+    def in_queue_order(self) -> Iterator[Row]:
         """The entries sorted by ticket (O(n log n))."""
         return iter(sorted(self._in_key_order(), key=_ticket))
 
-    def position(self, entry: WaitingEntry) -> int:
+    def position(self, entry: Row) -> int:
         """How many entries have a smaller ticket (O(n))."""
-        ticket = entry.ticket
-        return sum(1 for other in self._in_key_order() if other.ticket < ticket)
+        ticket = entry[TICKET]
+        return sum(1 for other in self._in_key_order() if other[TICKET] < ticket)
 
-    def at(self, position: int) -> WaitingEntry:
+    def at(self, position: int) -> Row:
         """The entry at ``position`` of queue order (O(n log n))."""
         return sorted(self._in_key_order(), key=_ticket)[position]
 
-    def selected(self, now: float, budget_left: Mapping[str, float]) -> Chosen:  # noqa: ARG002 - no moment changes a static key
+    def selected(self, now: float, budget_left: Mapping[str, float]) -> ChosenRow:  # noqa: ARG002 - no moment changes a static key
         """The first entry of the first class."""
         run, rest, _ = self.classes[self.order.first()]
         if not rest:
@@ -224,7 +225,7 @@ class KeyOrder:
             entry = min(run.first(), rest.first(), key=self._ordering)
         return entry, self.plan.fixed_keys(entry)
 
-    def dispatched(self, now: float, budget_left: Mapping[str, float]) -> Iterator[Chosen]:  # noqa: ARG002
+    def dispatched(self, now: float, budget_left: Mapping[str, float]) -> Iterator[ChosenRow]:  # noqa: ARG002
         """The classes in order, each in order."""
         fixed_keys = self.plan.fixed_keys
         return ((entry, fixed_keys(entry)) for entry in self._in_key_order())
@@ -234,7 +235,7 @@ class KeyOrder:
         position: int,
         now: float,  # noqa: ARG002
         budget_left: Mapping[str, float],  # noqa: ARG002
-    ) -> WaitingEntry:
+    ) -> Row:
         """The entry at ``position`` of the dispatch order (O(classes + log^2 n))."""
         classes = self.classes
         for kind in self.order:
@@ -245,7 +246,7 @@ class KeyOrder:
             position -= size
         raise IndexError(position)
 
-    def _member_at(self, members: Class, position: int) -> WaitingEntry:
+    def _member_at(self, members: Class, position: int) -> Row:
         """The entry at ``position`` of a class's merged order: the number ``taken``
         of run entries before it is found by bisection (O(log^2 n))."""
         run, rest, _ = members
@@ -272,5 +273,5 @@ class KeyOrder:
         return candidate if ordering_of(candidate) < ordering_of(other) else other
 
 
-def _ticket(entry: WaitingEntry) -> int:
-    return entry.ticket
+def _ticket(entry: Row) -> int:
+    return entry[TICKET]

@@ -25,11 +25,11 @@ from typing import Any, Final
 
 from immutables import Map
 
-from policy.waiting.entry import WaitingEntry
 from policy.waiting.fast.in_order import scan_dispatch, scan_selected
-from policy.waiting.fast.index import Chosen
+from policy.waiting.fast.index import ChosenRow
 from policy.waiting.fast.line import EMPTY_LINE, Line
 from policy.waiting.fast.plan import KeyPlan, ordering
+from policy.waiting.fast.rows import ENQUEUED_AT, TICKET, Row
 
 __all__ = ["Lanes"]
 
@@ -49,7 +49,7 @@ class Lanes:
     def __init__(
         self,
         plan: KeyPlan,
-        lanes: Map[tuple[object, ...], Line[WaitingEntry]],
+        lanes: Map[tuple[object, ...], Line[Row]],
         size: int,
         in_time_order: bool,
         last_at: float,
@@ -69,59 +69,59 @@ class Lanes:
     def __len__(self) -> int:
         return self.size
 
-    def joined(self, entry: WaitingEntry) -> Lanes:
+    def joined(self, entry: Row) -> Lanes:
         """With ``entry`` last in its lane."""
         lane = self.plan.lane_of(entry)
         lanes = self.lanes
-        at = entry.enqueued_at
+        at = entry[ENQUEUED_AT]
         ordered = _finite(at) and (not self.size or (self.in_time_order and at >= self.last_at))
-        grown = lanes.get(lane, EMPTY_LINE).joined(entry.ticket, entry)
+        grown = lanes.get(lane, EMPTY_LINE).joined(entry[TICKET], entry)
         return Lanes(self.plan, lanes.set(lane, grown), self.size + 1, ordered, at)
 
-    def joined_all(self, entries: Sequence[WaitingEntry]) -> Lanes:
+    def joined_all(self, entries: Sequence[Row]) -> Lanes:
         """With ``entries``, in order: one :meth:`joined` each."""
         index = self
         for entry in entries:
             index = index.joined(entry)
         return index
 
-    def without(self, entry: WaitingEntry) -> Lanes:
+    def without(self, entry: Row) -> Lanes:
         """Without ``entry``."""
         lane = self.plan.lane_of(entry)
-        members = self.lanes[lane].without(entry.ticket)
+        members = self.lanes[lane].without(entry[TICKET])
         lanes = self.lanes.set(lane, members) if members else self.lanes.delete(lane)
         size = self.size - 1
         return Lanes(self.plan, lanes, size, self.in_time_order or not size, self.last_at)
 
-    def without_all(self, entries: Sequence[WaitingEntry]) -> Lanes:
+    def without_all(self, entries: Sequence[Row]) -> Lanes:
         """Without ``entries``: one :meth:`without` each."""
         index = self
         for entry in entries:
             index = index.without(entry)
         return index
 
-    def first(self) -> WaitingEntry:
+    def first(self) -> Row:
         """The lane head with the smallest ticket (O(classes))."""
         return min((line.first() for line in self.lanes.values()), key=_ticket)
 
-    def in_queue_order(self) -> Iterator[WaitingEntry]:
+    def in_queue_order(self) -> Iterator[Row]:
         """The lanes merged by ticket."""
         lines = list(self.lanes.values())
         if len(lines) == 1:
             return iter(lines[0])
         return heapq.merge(*lines, key=_ticket)
 
-    def position(self, entry: WaitingEntry) -> int:
+    def position(self, entry: Row) -> int:
         """How many entries of every lane have a smaller ticket (O(classes log n))."""
-        ticket = entry.ticket
+        ticket = entry[TICKET]
         return sum(line.rank(ticket) for line in self.lanes.values())
 
-    def at(self, position: int) -> WaitingEntry:
+    def at(self, position: int) -> Row:
         """The entry at ``position`` of queue order: its ticket found by bisection
         over the tickets, counting each lane's entries below a ticket (O(k log n
         log t) for k lanes and tickets spanning t)."""
         lines = list(self.lanes.values())
-        low: int = min(line.first().ticket for line in lines)
+        low: int = min(line.first()[TICKET] for line in lines)
         high: int = max(line.last_key() for line in lines)
         while low < high:  # the largest ticket with exactly ``position`` entries below it
             middle = (low + high + 1) // 2
@@ -131,11 +131,11 @@ class Lanes:
                 high = middle - 1
         for line in lines:
             below = line.rank(low)
-            if below < len(line) and line.at(below).ticket == low:
+            if below < len(line) and line.at(below)[TICKET] == low:
                 return line.at(below)
         raise IndexError(position)  # pragma: no cover - the lanes hold every position
 
-    def selected(self, now: float, budget_left: Mapping[str, float]) -> Chosen:
+    def selected(self, now: float, budget_left: Mapping[str, float]) -> ChosenRow:
         """The best lane head at this moment; every entry when not in time order."""
         keys_at = self.plan.keys_at
         if not self.in_time_order:
@@ -144,13 +144,13 @@ class Lanes:
         for members in self.lanes.values():
             head = members.first()
             keys = keys_at(head, now, budget_left)
-            rank = ordering(keys, head.ticket)
+            rank = ordering(keys, head[TICKET])
             if best is None or rank < best[0]:
                 best = (rank, head, keys)
         assert best is not None
         return best[1], best[2]
 
-    def dispatched(self, now: float, budget_left: Mapping[str, float]) -> Iterator[Chosen]:
+    def dispatched(self, now: float, budget_left: Mapping[str, float]) -> Iterator[ChosenRow]:
         """The lanes merged lazily by (key values, ticket) at this moment: within a
         lane, keys never get worse with age, so each lane in ticket order is
         already in that order. Every entry sorted when not in time order."""
@@ -158,26 +158,24 @@ class Lanes:
             return scan_dispatch(self.plan, list(self.in_queue_order()), now, budget_left)
         return _merged(self, now, budget_left)
 
-    def dispatched_at(
-        self, position: int, now: float, budget_left: Mapping[str, float]
-    ) -> WaitingEntry:
+    def dispatched_at(self, position: int, now: float, budget_left: Mapping[str, float]) -> Row:
         """The entry at ``position`` of the dispatch order, by walking it (O(position
         log k) for k lanes)."""
         return next(islice(self.dispatched(now, budget_left), position, None))[0]
 
 
-def _ticket(entry: WaitingEntry) -> int:
-    return entry.ticket
+def _ticket(entry: Row) -> int:
+    return entry[TICKET]
 
 
-def _merged(index: Lanes, now: float, budget_left: Mapping[str, float]) -> Iterator[Chosen]:
+def _merged(index: Lanes, now: float, budget_left: Mapping[str, float]) -> Iterator[ChosenRow]:
     keys_at = index.plan.keys_at
     heap: list[tuple[Any, ...]] = []
     for number, members in enumerate(index.lanes.values()):
         run = iter(members)
         head = next(run)
         keys = keys_at(head, now, budget_left)
-        heap.append((ordering(keys, head.ticket), number, keys, head, run))
+        heap.append((ordering(keys, head[TICKET]), number, keys, head, run))
     heapq.heapify(heap)  # orderings are unique (they end in the ticket): nothing else compared
     while heap:
         _, number, keys, entry, run = heap[0]
@@ -187,4 +185,4 @@ def _merged(index: Lanes, now: float, budget_left: Mapping[str, float]) -> Itera
             heapq.heappop(heap)
             continue
         keys = keys_at(following, now, budget_left)
-        heapq.heapreplace(heap, (ordering(keys, following.ticket), number, keys, following, run))
+        heapq.heapreplace(heap, (ordering(keys, following[TICKET]), number, keys, following, run))

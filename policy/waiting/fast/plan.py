@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from policy.waiting.entry import WaitingEntry
+from policy.waiting.entry import AttributeView
 from policy.waiting.evaluate import NO_BUDGETS
 from policy.waiting.expr import Attr, Expr, walk
 from policy.waiting.fast.analysis import LanePlan, class_value, path_and_plan, reads_budget
@@ -36,6 +36,7 @@ from policy.waiting.fast.compiled import (
     compile_scan,
     compile_sort_keys,
 )
+from policy.waiting.fast.rows import ENQUEUE_KEYS, ENQUEUED_AT, NAMES, SERIAL, VALUES, Row
 from policy.waiting.modes import Path
 from policy.waiting.queue_policy import QueuePolicy
 
@@ -108,50 +109,51 @@ class KeyPlan:
     lanes: LanePlan | None
     components: tuple[tuple[ComponentFunction, bool], ...]
 
-    def laid_out(self, entry: WaitingEntry) -> bool:
-        """Whether ``entry``'s ``values`` are in :attr:`names` order, as the queue
-        lays out the entries it holds for this policy."""
-        names = entry.names
+    def laid_out(self, entry: Row) -> bool:
+        """Whether ``entry``'s (a row's, or a ``WaitingEntry``'s) ``values`` are in
+        :attr:`names` order, as the queue lays out the entries it holds for this
+        policy."""
+        names = entry[NAMES]
         return names is self.names or names[: len(self.names)] == self.names
 
-    def values_of(self, entry: WaitingEntry) -> Values:
+    def values_of(self, entry: Row) -> Values:
         """``entry``'s attribute values in :attr:`names` order: its own ``values``
         when it is :meth:`laid_out` for this policy, otherwise looked up by name (a
         name it lacks reads NaN, as the plain definition reads a missing name)."""
         if self.laid_out(entry):
-            return entry.values
-        attributes = entry.attributes
+            return entry[VALUES]
+        attributes = AttributeView(entry[NAMES], entry[VALUES])
         return tuple(attributes.get(name, math.nan) for name in self.names)
 
     def keys_at(
-        self, entry: WaitingEntry, now: float, budget_left: Mapping[str, float]
+        self, entry: Row, now: float, budget_left: Mapping[str, float]
     ) -> tuple[float, ...]:
         """``entry``'s key values at ``(now, budget_left)``; under ``enqueue`` timing,
         those stored when it was queued (else computed as then: ``now`` its
         ``enqueued_at``, ``waited`` 0)."""
         values = self.values_of(entry)
         if self.policy.timing == "enqueue":
-            stored = entry.enqueue_keys
+            stored = entry[ENQUEUE_KEYS]
             if stored is not None:
                 return stored
-            at = entry.enqueued_at
-            return self.keys(values, entry.serial, at, 0.0, NO_BUDGETS)
-        return self.keys(values, entry.serial, now, now - entry.enqueued_at, budget_left)
+            at = entry[ENQUEUED_AT]
+            return self.keys(values, entry[SERIAL], at, 0.0, NO_BUDGETS)
+        return self.keys(values, entry[SERIAL], now, now - entry[ENQUEUED_AT], budget_left)
 
-    def fixed_keys(self, entry: WaitingEntry) -> tuple[float, ...]:
+    def fixed_keys(self, entry: Row) -> tuple[float, ...]:
         """``entry``'s key values on the ``static`` path, where no moment changes them."""
         if self.policy.timing == "enqueue":
-            stored = entry.enqueue_keys
+            stored = entry[ENQUEUE_KEYS]
             return self.keys_at(entry, math.nan, NO_BUDGETS) if stored is None else stored
-        return self.keys(self.values_of(entry), entry.serial, math.nan, math.nan, NO_BUDGETS)
+        return self.keys(self.values_of(entry), entry[SERIAL], math.nan, math.nan, NO_BUDGETS)
 
-    def lane_of(self, entry: WaitingEntry) -> tuple[object, ...]:
+    def lane_of(self, entry: Row) -> tuple[object, ...]:
         """The class of an entry under the ``lanes`` path: its component values
         (a truth as 1.0 or 0.0, any other value by :func:`class_value`)."""
         values = self.values_of(entry)
         lane: list[object] = []
         for component, truth in self.components:
-            value = component(values, entry.serial, math.nan, math.nan, NO_BUDGETS)
+            value = component(values, entry[SERIAL], math.nan, math.nan, NO_BUDGETS)
             lane.append((1.0 if value != 0.0 else 0.0) if truth else class_value(value))
         return tuple(lane)
 

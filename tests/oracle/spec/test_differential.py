@@ -88,6 +88,7 @@ from policy.waiting import (
     evaluate,
     expr_to_json,
     make_policy,
+    same_entry,
     select_waiting,
     unparse,
 )
@@ -280,7 +281,7 @@ def check_selection(
     note("keys compared" if keys else "front taken without keys")
     selection = got.unwrap()
     assert selection.index == index, f"kernel selects {selection.index}, the spec {index}"
-    assert selection.entry is queue.entries[index]
+    assert same_entry(selection.entry, queue.entries[index])
     assert same_values(selection.keys, keys), f"kernel {selection.keys}, spec {keys}"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.waiting import WaitingQueue, fifo, static_priority
+from policy.waiting import WaitingEntry, WaitingQueue, fifo, same_entry, static_priority
 from policy.waiting.fast.identities import SHARDS, Identities, Shards
 from policy.waiting.queue_policy import QueuePolicy
 
@@ -65,7 +65,7 @@ def test_the_index_goes_to_one_version_at_a_time() -> None:
 POLICIES = [fifo(), static_priority()]
 
 
-def _entries_by_id(queue: WaitingQueue) -> dict[object, object]:
+def _entries_by_id(queue: WaitingQueue) -> dict[object, WaitingEntry]:
     return {entry.identity: entry for entry in queue}
 
 
@@ -89,7 +89,7 @@ def test_every_version_answers_by_identity_as_its_own_map(
     iteration and ``entry_of`` for its own entries, and refuses and accepts
     duplicates as its own entries say."""
     versions = [WaitingQueue()]
-    contents: list[dict[object, object]] = [{}]
+    contents: list[dict[object, WaitingEntry]] = [{}]
     serial = 0
     for pick, operation, identity in operations:
         source = versions[pick % len(versions)]
@@ -122,7 +122,9 @@ def test_every_version_answers_by_identity_as_its_own_map(
             version = (
                 source.without(entry)
                 if operation == "without"
-                else source.without_each([entry, *[e for e in source if e is not entry][:1]])
+                else source.without_each(
+                    [entry, *[e for e in source if not same_entry(e, entry)][:1]]
+                )
             )
         versions.append(version)
         contents.append(_entries_by_id(version))
@@ -131,4 +133,9 @@ def test_every_version_answers_by_identity_as_its_own_map(
             assert len(queue) == len(content)
             for known in range(8):
                 for name in (known, known + 100):
-                    assert queue.entry_of(name) is content.get(name)
+                    found, known_entry = queue.entry_of(name), content.get(name)
+                    assert (found is None and known_entry is None) or (
+                        found is not None
+                        and known_entry is not None
+                        and same_entry(found, known_entry)
+                    )
