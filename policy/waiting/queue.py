@@ -48,22 +48,20 @@ from returns.result import Failure, Result, Success
 
 from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
 from policy.text import printable, quote, record_repr
-from policy.waiting.entry import ABSENT, AttributeValue, AttributeView, WaitingEntry, stored
+from policy.waiting.entry import (
+    ABSENT,
+    AttributeValue,
+    AttributeView,
+    WaitingEntry,
+    same_entry,
+    stored,
+)
 from policy.waiting.evaluate import NO_BUDGETS
 from policy.waiting.fast import Chosen, ChosenRow, Index, KeyPlan, index_for, plan_of
 from policy.waiting.fast.identities import Identities, Unindexed
 from policy.waiting.fast.in_order import InOrder
 from policy.waiting.fast.line import EMPTY_LINE, Line
-from policy.waiting.fast.rows import (
-    IDENTITY,
-    NAMES,
-    RESUMED,
-    TICKET,
-    VALUES,
-    Row,
-    as_entry,
-    holds,
-)
+from policy.waiting.fast.rows import IDENTITY, NAMES, RESUMED, TICKET, VALUES, Row, as_entry
 from policy.waiting.numbers import as_float, is_number, shown
 from policy.waiting.queue_policy import QueuePolicy
 from policy.waiting.reference import Moment
@@ -777,11 +775,11 @@ class WaitingQueue:
     def _check_waiting(self, entry: WaitingEntry) -> Row:
         """``entry``'s row in this queue; a ``TypeError`` for what is not an entry, a
         ``KeyError`` (its ticket) for an entry that does not wait in this very queue
-        (:func:`~policy.waiting.fast.rows.holds`)."""
+        (:func:`~policy.waiting.entry.same_entry`)."""
         if type(entry) is not WaitingEntry:
             raise TypeError(f"entry must be a WaitingEntry, not {type(entry).__name__}")
         row = self._waiting(entry.identity)
-        if row is None or not holds(row, entry):
+        if row is None or not same_entry(row, entry):
             raise KeyError(entry.ticket)
         return row
 

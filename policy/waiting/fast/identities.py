@@ -42,8 +42,8 @@ from itertools import chain
 from typing import Final, Generic, TypeVar
 
 from policy.identity import RequestId
-from policy.waiting.entry import WaitingEntry
-from policy.waiting.fast.rows import IDENTITY, Row, holds
+from policy.waiting.entry import WaitingEntry, same_entry
+from policy.waiting.fast.rows import IDENTITY, Row
 
 __all__ = ["SHARDS", "Identities", "Shards", "Unindexed"]
 
@@ -131,8 +131,7 @@ class Identities:
     """The rows of the version that holds this index, by identity.
 
     >>> from policy.waiting.entry import make_entry
-    >>> from policy.waiting.fast.rows import row_of
-    >>> index = Identities([row_of(make_entry("a", {}, 0, 0.0))])  # its maker's, being worked on
+    >>> index = Identities([tuple(make_entry("a", {}, 0, 0.0))])  # its maker's, being worked on
     >>> index.handed_on(0), index.held_by(1), index.claimed(0), index.claimed(1)
     (1, True, False, True)
     >>> index.held_by(1), index.given_back(1), index.held_by(1)
@@ -166,7 +165,7 @@ class Identities:
 
     def left(self, entries: Sequence[object]) -> int:
         """Each of ``entries``, a ``WaitingEntry`` whose row is here
-        (:func:`~policy.waiting.fast.rows.holds`), taken out: -1, or the position of
+        (:func:`~policy.waiting.entry.same_entry`), taken out: -1, or the position of
         the first that is not (then none of them leaves)."""
         shards = self.entries
         dicts = shards._dicts
@@ -176,7 +175,7 @@ class Identities:
                 identity = entry.identity
                 shard = dicts[hash(identity) & _MASK]
                 row = shard.get(identity)
-                if row is not None and holds(row, entry):
+                if row is not None and same_entry(row, entry):
                     del shard[identity]
                     taken.append(row)
                     continue
@@ -217,10 +216,9 @@ class Unindexed:
     there), once.
 
     >>> from policy.waiting.entry import make_entry
-    >>> from policy.waiting.fast.rows import row_of
     >>> a = make_entry("a", {}, 0, 0.0)
-    >>> branch = Unindexed({"a": row_of(a)})
-    >>> branch.joined([row_of(make_entry("b", {}, 1, 0.0)), row_of(a)]), branch.left([a])
+    >>> branch = Unindexed({"a": tuple(a)})
+    >>> branch.joined([tuple(make_entry("b", {}, 1, 0.0)), tuple(a)]), branch.left([a])
     (1, -1)
     >>> "a" in branch.entries
     True
@@ -250,7 +248,7 @@ class Unindexed:
             if type(entry) is not WaitingEntry or entry.identity in seen:
                 return position
             row = self._base.get(entry.identity)
-            if row is None or not holds(row, entry):
+            if row is None or not same_entry(row, entry):
                 return position
             seen.add(entry.identity)
         return -1

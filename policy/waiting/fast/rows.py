@@ -21,11 +21,11 @@ row tracked, and nothing else changes.
 The positions below read a row and a ``WaitingEntry`` alike (it is a tuple
 with the same fields), so the fast layer's code takes either.
 
->>> from policy.waiting.entry import make_entry
+>>> from policy.waiting.entry import make_entry, same_entry
 >>> entry = make_entry("a", {"prompt": 2}, 0, 1.0)
->>> row = row_of(entry)
->>> type(row) is tuple, row[IDENTITY], as_entry(row) == entry, holds(row, as_entry(row))
-(True, 'a', True, True)
+>>> row = tuple(entry)
+>>> row[IDENTITY], same_entry(as_entry(row), entry)
+('a', True)
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Final, TypeAlias
 
 from policy.identity import RequestId
-from policy.waiting.entry import AttributeValue, WaitingEntry, same_entry
+from policy.waiting.entry import AttributeValue, WaitingEntry
 
 __all__ = [
     "CARRIED",
@@ -47,8 +47,6 @@ __all__ = [
     "VALUES",
     "Row",
     "as_entry",
-    "holds",
-    "row_of",
 ]
 
 #: A row: ``WaitingEntry``'s fields, in its order, in a plain tuple.
@@ -77,14 +75,3 @@ CARRIED: Final = 8
 
 #: The record of a row, as the queue's interface gives it.
 as_entry: Final = WaitingEntry._make
-
-
-def row_of(entry: WaitingEntry) -> Row:
-    """The row of ``entry``: its fields in a plain tuple."""
-    return tuple(entry)  # type: ignore[return-value]
-
-
-def holds(row: Row, entry: WaitingEntry) -> bool:
-    """Whether ``entry`` is the record of ``row``
-    (:func:`~policy.waiting.entry.same_entry`)."""
-    return same_entry(row, entry)
