@@ -128,6 +128,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --vllm: the serving loop only, not the drain table",
     )
+    bench.add_argument(
+        "--runs",
+        type=options.positive,
+        default=None,
+        metavar="N",
+        help="with --vllm: runs per side of each loop configuration, pooled (default 2)",
+    )
     simulate = commands.add_parser(
         "simulate",
         help="compare waiting policies and rotation on a seeded synthetic workload",
@@ -227,11 +234,17 @@ def main(
     if arguments.command == "bench":
         if arguments.vllm:
             return bench_vllm_loop(
-                arguments.quick, arguments.json, stdout, stderr, loop_only=arguments.loop_only
+                arguments.quick,
+                arguments.json,
+                stdout,
+                stderr,
+                loop_only=arguments.loop_only,
+                runs=arguments.runs,
             )
-        if arguments.loop_only:
-            stderr.write("policy-kernel bench: --loop-only needs --vllm\n")
-            return EXIT_BAD_INPUT
+        for given, name in ((arguments.loop_only, "--loop-only"), (arguments.runs, "--runs")):
+            if given:
+                stderr.write(f"policy-kernel bench: {name} needs --vllm\n")
+                return EXIT_BAD_INPUT
         return bench(arguments.quick, arguments.json, stdout, stderr)
     if arguments.command == "simulate":
         return simulate(

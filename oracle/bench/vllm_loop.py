@@ -77,7 +77,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -94,6 +94,7 @@ from oracle.bench.vllm_step import (
     vllm_config,
     vllm_missing,
 )
+from oracle.options import positive
 
 #: Waiting counts of the full run and of ``--quick``.
 SIZES: Final = (1_000, 10_000, 100_000)
@@ -1019,16 +1020,24 @@ def measure(
 
 
 def bench_vllm_loop(
-    quick: bool, as_json: bool, out: TextIO, err: TextIO, *, loop_only: bool = False
+    quick: bool,
+    as_json: bool,
+    out: TextIO,
+    err: TextIO,
+    *,
+    loop_only: bool = False,
+    runs: int | None = None,
 ) -> int:
     """``policy-kernel bench --vllm``: the serving loop's tables, then (unless
     ``loop_only``) the drain's, or one JSON document with both; exit status 0, 1
-    when a run fails, 2 (one line on ``err``) when vLLM cannot be imported."""
+    when a run fails, 2 (one line on ``err``) when vLLM cannot be imported.
+    ``runs`` (at least 1) replaces the plan's runs per side: more runs, pooled,
+    narrow the run-to-run noise a verdict on a target has to beat."""
     reason = vllm_missing()
     if reason is not None:
         err.write(refusal(reason) + "\n")
         return EXIT_NO_VLLM
-    plan = Plan.of(quick)
+    plan = Plan.of(quick) if runs is None else replace(Plan.of(quick), runs=runs)
     started = time.perf_counter()
     err.write(
         f"bench --vllm loop: {len(plan.sizes) * len(POLICIES)} configurations,"
@@ -1091,6 +1100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="N = 1,000 and 10,000, fewer steps")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead")
     parser.add_argument("--loop-only", action="store_true", help="skip the drain table")
+    parser.add_argument("--runs", type=positive, default=None, help="runs per side")
     parser.add_argument("--child", choices=SIDES, help=argparse.SUPPRESS)
     parser.add_argument("--policy", choices=POLICIES, default="fcfs", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, default=SIZES[0], help=argparse.SUPPRESS)
@@ -1101,7 +1111,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     if arguments.child is None:
         return bench_vllm_loop(
-            arguments.quick, arguments.json, sys.stdout, sys.stderr, loop_only=arguments.loop_only
+            arguments.quick,
+            arguments.json,
+            sys.stdout,
+            sys.stderr,
+            loop_only=arguments.loop_only,
+            runs=arguments.runs,
         )
     reason = vllm_missing()
     if reason is not None:

@@ -513,3 +513,33 @@ def test_the_types_freed_with_the_queue_are_averaged_and_shown_for_the_drop_in()
 
 def asdict_run(run: RunResult) -> dict[str, Any]:
     return {name: getattr(run, name) for name in RunResult.__dataclass_fields__}
+
+
+def test_runs_replace_the_plans_runs_per_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    planned: list[vllm_loop.Plan] = []
+
+    def measure(plan: vllm_loop.Plan, progress: object) -> Any:  # noqa: ARG001 - as measure
+        planned.append(plan)
+        raise vllm_loop.RunFailed("stopped here: the plan is what is checked")
+
+    monkeypatch.setattr(vllm_loop, "vllm_missing", lambda: None)
+    monkeypatch.setattr(vllm_loop, "measure", measure)
+    for extra, runs in ((["--runs", "5"], 5), (["--quick", "--runs", "3"], 3), ([], 2)):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["bench", "--vllm", "--loop-only", *extra], out, err) == 1
+        assert planned[-1].runs == runs
+        assert planned[-1].sizes == vllm_loop.Plan.of("--quick" in extra).sizes
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "two", "1.5"])
+def test_runs_must_be_a_whole_number_of_at_least_one(bad: str) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["bench", "--vllm", "--runs", bad], io.StringIO(), io.StringIO())
+    assert stopped.value.code == 2
+
+
+def test_runs_needs_vllm() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["bench", "--runs", "3"], out, err) == 2
+    assert err.getvalue() == "policy-kernel bench: --runs needs --vllm\n"
+    assert out.getvalue() == ""
