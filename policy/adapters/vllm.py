@@ -536,8 +536,7 @@ class WaitingRequestQueue(Generic[R]):
             self._pin = None  # a remove clears the pin, even one refused
             if not _is_id(identity) or identity not in self._requests:
                 raise ValueError(f"request {_id_text(identity)}: is not waiting")
-            queue = self._settled()
-            self._queue = queue.without(queue.entry_of(identity))  # type: ignore[arg-type]
+            self._queue = _accepted(self._settled().remove(identity))
             self._requests.pop(identity)
 
     def remove_requests(self, requests: Iterable[R]) -> None:
