@@ -76,24 +76,11 @@ class Scope:
         check_fields(self, _SCOPE_FIELDS)
 
 
-#: What Scope(...) checks: its three mappings (scope_of skips the check).
+#: What Scope(...) checks: its three mappings.
 _SCOPE_FIELDS: Final[tuple[FieldRule, ...]] = tuple(
     (name, instance_of(Mapping), "a mapping of names to values")
     for name in ("attributes", "budget_left", "constants")
 )
-
-
-def scope_of(  # noqa: PLR0917 - every field, positionally, as Scope(...) takes them
-    attributes: Mapping[str, float | bool],
-    serial: int,
-    now: float,
-    waited: float,
-    budget_left: Mapping[str, float],
-    constants: Mapping[str, float],
-) -> Scope:
-    """``Scope(...)``: the scope of one entry at one moment (the plain definition
-    builds one per entry per selection)."""
-    return Scope(attributes, serial, now, waited, budget_left, constants)
 
 
 def divide(numerator: float, denominator: float) -> float:

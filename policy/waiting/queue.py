@@ -739,10 +739,12 @@ class WaitingQueue:
             self._given_back(ids, stamp)
             self._check_waiting(leaving[stray])  # not an entry, or not one of this queue
             raise KeyError(leaving[stray].ticket)  # an entry given twice
-        fresh_leaving = [entry for entry in leaving if not entry.resumed]
+        fresh_leaving = []
         for entry in leaving:
             if entry.resumed:
                 resumed = resumed.without(entry.ticket)
+            else:
+                fresh_leaving.append(entry)
         if fresh_leaving:
             assert fresh is not None
             fresh = fresh.without_all(fresh_leaving)

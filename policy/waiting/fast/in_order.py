@@ -17,7 +17,7 @@ from typing import Any
 from policy.waiting.fast.index import ChosenRow
 from policy.waiting.fast.line import EMPTY_LINE, Line
 from policy.waiting.fast.plan import KeyPlan, ordering
-from policy.waiting.fast.rows import TICKET, Row
+from policy.waiting.fast.rows import TICKET, Row, ticket_of
 
 __all__ = ["InOrder", "scan_dispatch", "scan_selected", "without_all"]
 
@@ -56,7 +56,7 @@ class InOrder:
     def without_all(self, entries: Sequence[Row]) -> InOrder:
         """Without ``entries``: at once when they are the first (admissions of one
         moment under ``fifo``), else one by one."""
-        return InOrder(self.plan, without_all(self.line, entries, _ticket))
+        return InOrder(self.plan, without_all(self.line, entries, ticket_of))
 
     def first(self) -> Row:
         """The first entry (O(1))."""
@@ -92,10 +92,6 @@ class InOrder:
         if self.plan.path == "fifo":
             return self.line.at(position)
         return next(islice(self.dispatched(now, budget_left), position, None))[0]
-
-
-def _ticket(entry: Row) -> int:
-    return entry[TICKET]
 
 
 def without_all(line: Line[Row], entries: Sequence[Row], key: Any) -> Line[Any]:

@@ -44,7 +44,7 @@ from immutables import Map
 from policy.waiting.fast.index import ChosenRow
 from policy.waiting.fast.line import EMPTY_LINE, Line
 from policy.waiting.fast.plan import NAN_LAST, KeyPlan, ordering
-from policy.waiting.fast.rows import TICKET, Row
+from policy.waiting.fast.rows import TICKET, Row, ticket_of
 
 __all__ = ["Class", "KeyOrder"]
 
@@ -164,8 +164,8 @@ class KeyOrder:
         admissions of one moment) and the classes they leave hold no entry out of
         order, each class's first run at once; else one by one."""
         count = len(entries)
-        leading = map(_ticket, islice(self._in_key_order(), count))
-        if not count or not all(map(eq, leading, map(_ticket, entries))):
+        leading = map(ticket_of, islice(self._in_key_order(), count))
+        if not count or not all(map(eq, leading, map(ticket_of, entries))):
             return self._without_each(entries)
         classes, order = self.classes, self.order
         while count:
@@ -199,11 +199,11 @@ class KeyOrder:
 
     def first(self) -> Row:
         """The entry with the smallest ticket (O(n))."""
-        return min(self._in_key_order(), key=_ticket)
+        return min(self._in_key_order(), key=ticket_of)
 
     def in_queue_order(self) -> Iterator[Row]:
         """The entries sorted by ticket (O(n log n))."""
-        return iter(sorted(self._in_key_order(), key=_ticket))
+        return iter(sorted(self._in_key_order(), key=ticket_of))
 
     def position(self, entry: Row) -> int:
         """How many entries have a smaller ticket (O(n))."""
@@ -212,7 +212,7 @@ class KeyOrder:
 
     def at(self, position: int) -> Row:
         """The entry at ``position`` of queue order (O(n log n))."""
-        return sorted(self._in_key_order(), key=_ticket)[position]
+        return sorted(self._in_key_order(), key=ticket_of)[position]
 
     def selected(self, now: float, budget_left: Mapping[str, float]) -> ChosenRow:  # noqa: ARG002 - no moment changes a static key
         """The first entry of the first class."""
@@ -271,7 +271,3 @@ class KeyOrder:
             return run.at(taken)
         candidate, other = run.at(taken), rest.at(position - taken)
         return candidate if ordering_of(candidate) < ordering_of(other) else other
-
-
-def _ticket(entry: Row) -> int:
-    return entry[TICKET]

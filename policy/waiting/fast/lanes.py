@@ -29,7 +29,7 @@ from policy.waiting.fast.in_order import scan_dispatch, scan_selected
 from policy.waiting.fast.index import ChosenRow
 from policy.waiting.fast.line import EMPTY_LINE, Line
 from policy.waiting.fast.plan import KeyPlan, ordering
-from policy.waiting.fast.rows import ENQUEUED_AT, TICKET, Row
+from policy.waiting.fast.rows import ENQUEUED_AT, TICKET, Row, ticket_of
 
 __all__ = ["Lanes"]
 
@@ -102,14 +102,14 @@ class Lanes:
 
     def first(self) -> Row:
         """The lane head with the smallest ticket (O(classes))."""
-        return min((line.first() for line in self.lanes.values()), key=_ticket)
+        return min((line.first() for line in self.lanes.values()), key=ticket_of)
 
     def in_queue_order(self) -> Iterator[Row]:
         """The lanes merged by ticket."""
         lines = list(self.lanes.values())
         if len(lines) == 1:
             return iter(lines[0])
-        return heapq.merge(*lines, key=_ticket)
+        return heapq.merge(*lines, key=ticket_of)
 
     def position(self, entry: Row) -> int:
         """How many entries of every lane have a smaller ticket (O(classes log n))."""
@@ -162,10 +162,6 @@ class Lanes:
         """The entry at ``position`` of the dispatch order, by walking it (O(position
         log k) for k lanes)."""
         return next(islice(self.dispatched(now, budget_left), position, None))[0]
-
-
-def _ticket(entry: Row) -> int:
-    return entry[TICKET]
 
 
 def _merged(index: Lanes, now: float, budget_left: Mapping[str, float]) -> Iterator[ChosenRow]:

@@ -75,10 +75,14 @@ def _last_key(node: Any, depth: int) -> Any:
     return node[0][-1]
 
 
-def _branches(seps: tuple[Any, ...], children: tuple[Any, ...], depth: int) -> tuple[Any, ...]:
-    """``(branch,)``, or ``(left, separator, right)`` when there are too many children."""
+def _branches(
+    seps: tuple[Any, ...], children: tuple[Any, ...], depth: int, size: int
+) -> tuple[Any, ...]:
+    """``(branch,)``, or ``(left, separator, right)`` when there are too many children
+    (``size`` items in all: summed only when it splits, a chunk's pops and joins
+    touch the root each time)."""
     if len(children) <= FAN:
-        return ((seps, children, sum(_size(child, depth - 1) for child in children)),)
+        return ((seps, children, size),)
     half = len(children) // 2
     left, right = children[:half], children[half:]
     return (
@@ -106,7 +110,10 @@ def _inserted(node: Any, depth: int, key: Any, item: Any) -> tuple[Any, ...]:
         return ((seps, children[:at] + made + children[at + 1 :], size + 1),)
     left, sep, right = made
     return _branches(
-        seps[:at] + (sep,) + seps[at:], children[:at] + (left, right) + children[at + 1 :], depth
+        seps[:at] + (sep,) + seps[at:],
+        children[:at] + (left, right) + children[at + 1 :],
+        depth,
+        size + 1,
     )
 
 
@@ -160,15 +167,18 @@ def _with_leaf(node: Any, depth: int, leaf: Leaf, sep: Any, first: bool) -> tupl
     seps, children, size = node
     if depth == 1:
         if first:
-            return _branches((sep, *seps), (leaf, *children), depth)
-        return _branches(seps + (sep,), children + (leaf,), depth)
+            return _branches((sep, *seps), (leaf, *children), depth, size + len(leaf[0]))
+        return _branches(seps + (sep,), children + (leaf,), depth, size + len(leaf[0]))
     at = 0 if first else len(children) - 1
     made = _with_leaf(children[at], depth - 1, leaf, sep, first)
     if len(made) == 1:
         return ((seps, children[:at] + made + children[at + 1 :], size + len(leaf[0])),)
     left, middle, right = made
     return _branches(
-        seps[:at] + (middle,) + seps[at:], children[:at] + (left, right) + children[at + 1 :], depth
+        seps[:at] + (middle,) + seps[at:],
+        children[:at] + (left, right) + children[at + 1 :],
+        depth,
+        size + len(leaf[0]),
     )
 
 

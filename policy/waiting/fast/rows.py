@@ -3,7 +3,7 @@
 A *row* is a :class:`~policy.waiting.entry.WaitingEntry`'s fields in the
 same order, held in a ``tuple`` itself rather than in the named tuple. The
 queue keeps rows (in its lines and its identity index) and gives
-``WaitingEntry`` records at its interface (:func:`as_entry`, about 0.3 µs),
+``WaitingEntry`` records at its interface (:func:`as_entry`, about 0.2 µs),
 so a reader meets only named fields.
 
 Why: CPython's collector stops tracking a tuple, of exactly the type
@@ -30,7 +30,10 @@ with the same fields), so the fast layer's code takes either.
 
 from __future__ import annotations
 
-from typing import Final, TypeAlias
+from collections.abc import Callable, Iterable
+from functools import partial
+from operator import itemgetter
+from typing import Final, TypeAlias, cast
 
 from policy.identity import RequestId
 from policy.waiting.entry import AttributeValue, WaitingEntry
@@ -47,6 +50,7 @@ __all__ = [
     "VALUES",
     "Row",
     "as_entry",
+    "ticket_of",
 ]
 
 #: A row: ``WaitingEntry``'s fields, in its order, in a plain tuple.
@@ -73,5 +77,12 @@ ENQUEUE_KEYS: Final = 6
 TICKET: Final = 7
 CARRIED: Final = 8
 
-#: The record of a row, as the queue's interface gives it.
-as_entry: Final = WaitingEntry._make
+#: The record of a row, as the queue's interface gives it: what
+#: ``WaitingEntry._make`` does, without its Python frame and its length check (a
+#: row has the fields) — 0.20 against 0.24 µs, once per entry read.
+as_entry: Final = cast(
+    Callable[[Iterable[object]], WaitingEntry], partial(tuple.__new__, WaitingEntry)
+)
+
+#: A row's ticket, read in C (a key function: a Python one costs a frame per row).
+ticket_of: Final[Callable[[tuple[object, ...]], int]] = itemgetter(TICKET)
