@@ -193,16 +193,6 @@ def _inexact(identity: object, name: str, value: object) -> ValueError:
     )
 
 
-def _is_plain(value: Any) -> bool:
-    """Whether the kernel takes ``value`` as it is: exactly a float, a bool, or an
-    int it converts exactly (any other number, numpy's included, the kernel's own
-    append converts: :func:`~policy.waiting.numbers.as_float`)."""
-    kind = type(value)
-    if kind is float or kind is bool:
-        return True
-    return kind is int and -EXACT_INTEGER <= value <= EXACT_INTEGER
-
-
 def _is_inexact(value: Any) -> bool:
     """Whether ``value`` is an integer (an ``int``, or another ``numbers.Integral``
     such as numpy's) beyond :data:`EXACT_INTEGER` in magnitude: two of them may be
@@ -379,14 +369,21 @@ class WaitingRequestQueue(Generic[R]):
         self, request: R, identity: object, prepended: bool
     ) -> tuple[dict[str, Any], bool]:
         """The attributes the keys read (``prepended`` the queue's own, when read),
-        and whether each is one the kernel takes as it is (:func:`_is_plain`); an
-        integer beyond :data:`EXACT_INTEGER` in magnitude is a ``ValueError``."""
+        and whether each is one the kernel takes as it is: exactly a float, a bool,
+        or an int it converts exactly (any other number, numpy's included, the
+        kernel's own append converts: :func:`~policy.waiting.numbers.as_float`);
+        an integer beyond :data:`EXACT_INTEGER` in magnitude is a ``ValueError``."""
         attributes: dict[str, Any] = {}
         plain = True
         for name, get in self._attributes:
             value = get(request)
             attributes[name] = value
-            if not _is_plain(value):
+            kind = type(value)
+            if not (
+                kind is float
+                or kind is bool
+                or (kind is int and -EXACT_INTEGER <= value <= EXACT_INTEGER)
+            ):
                 plain = False
                 if _is_inexact(value):
                     raise _inexact(identity, name, value)

@@ -50,6 +50,7 @@ from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
 from policy.text import printable, quote, record_repr
 from policy.waiting.entry import (
     ABSENT,
+    SMALL_FLOATS,
     AttributeValue,
     AttributeView,
     WaitingEntry,
@@ -807,7 +808,8 @@ def _plain_values(order: tuple[str, ...], attributes: object) -> tuple[Attribute
         if kind is float or kind is bool:
             values.append(value)
         elif kind is int and -_EXACT <= value <= _EXACT:
-            values.append(stored(value))
+            small = SMALL_FLOATS.get(value)  # stored(value), without its call
+            values.append(float(value) if small is None else small)
         else:
             return None
     return tuple(values)

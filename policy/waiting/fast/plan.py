@@ -145,7 +145,9 @@ class KeyPlan:
         if self.policy.timing == "enqueue":
             stored = entry[ENQUEUE_KEYS]
             return self.keys_at(entry, math.nan, NO_BUDGETS) if stored is None else stored
-        return self.keys(self.values_of(entry), entry[SERIAL], math.nan, math.nan, NO_BUDGETS)
+        # values_of, with its usual case first: an entry the queue laid out for this plan
+        values = entry[VALUES] if entry[NAMES] is self.names else self.values_of(entry)
+        return self.keys(values, entry[SERIAL], math.nan, math.nan, NO_BUDGETS)
 
     def lane_of(self, entry: Row) -> tuple[object, ...]:
         """The class of an entry under the ``lanes`` path: its component values
