@@ -163,6 +163,24 @@ def test_the_ratios_are_drop_in_over_native() -> None:
     assert row.call_share == 1_000 / 20
 
 
+def test_the_least_disturbed_ratios_take_each_sides_lowest_run() -> None:
+    # a neighbour slowed one drop-in run and another native one: neither counts
+    row = loop_row(
+        [
+            result("native", 0, (10, 10, 10)),
+            result("drop-in", 0, (12, 12, 12)),
+            result("native", 1, (30, 30, 30)),
+            result("drop-in", 1, (40, 40, 40)),
+        ]
+    )
+    assert row.least_ratios == (12 / 10, 12 / 10)
+    assert row.p50_ratio == (12 + 40) / 2 / ((10 + 30) / 2)
+    text = vllm_loop.loop_report([row], "0.33.0", 3, 2)
+    assert "the least disturbed of the 2 runs a side" in text
+    assert "fcfs       1,000  1.20x <= 1.15 NOT MET  1.20x <= 1.20 met" in text
+    assert "least disturbed" not in vllm_loop.loop_report([row], "0.33.0", 3, 1)
+
+
 @pytest.mark.parametrize("policy", ["fcfs", "priority"])
 def test_the_targets_are_issue_27s_per_policy(policy: str) -> None:
     row = row_of((100,), (100,), policy=policy, dropin_longest=5)
