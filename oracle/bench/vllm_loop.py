@@ -75,9 +75,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, TextIO
 
@@ -178,6 +179,9 @@ class RunResult:
     seconds: float
     #: the types most freed when the queue is dropped: (type name, objects per entry)
     freed_types: tuple[tuple[str, float], ...] = ()
+    #: the 99.99th percentile of each queue method's calls in the probe pass: one
+    #: pause of the machine moves the longest call, not this
+    call_tail_ns: Mapping[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         """The JSON object of this run (tuples as lists)."""
@@ -186,6 +190,7 @@ class RunResult:
             "longest_call_ns": dict(self.longest_call_ns),
             "calls": dict(self.calls),
             "freed_types": [list(pair) for pair in self.freed_types],
+            "call_tail_ns": dict(self.call_tail_ns),
         }
 
     @classmethod
@@ -221,6 +226,7 @@ class RunResult:
             freed_types=tuple(
                 (str(name), float(count)) for name, count in data.get("freed_types", ())
             ),
+            call_tail_ns={str(k): int(v) for k, v in data.get("call_tail_ns", {}).items()},
         )
 
 
@@ -287,6 +293,8 @@ class SideSummary:
     #: The lowest per-run p50 and mean: the run least disturbed by the machine.
     least_p50_ns: float = 0.0
     least_mean_ns: float = 0.0
+    #: The highest 99.99th percentile of a queue method's calls over the runs.
+    call_tail_ns: int = 0
 
 
 def summarize(runs: Sequence[RunResult]) -> SideSummary:
@@ -332,6 +340,7 @@ def summarize(runs: Sequence[RunResult]) -> SideSummary:
         freed_types=mean_types(runs),
         least_p50_ns=min(percentile(run.step_ns, 50) for run in runs),
         least_mean_ns=min(sum(run.step_ns) / len(run.step_ns) for run in runs),
+        call_tail_ns=max(max(run.call_tail_ns.values(), default=0) for run in runs),
     )
 
 
@@ -517,7 +526,7 @@ def target_table(rows: Sequence[LoopRow]) -> str:
     lines = [
         f"{'policy':<8} {'N':>7}  {'p50 drop-in/native':<22} {'mean drop-in/native':<22}"
         f" {'p99 drop-in/native':<22} {'longest drop-in call / vLLM p50':<34}"
-        f" {'longest drop-in call':<31} vLLM's longest call"
+        f" {'longest drop-in call':<31} {'vLLM longest call':<31} 99.99% of calls drop-in, vLLM"
     ]
     for row in rows:
         p50, mean, p99, call = row.targets()
@@ -526,7 +535,8 @@ def target_table(rows: Sequence[LoopRow]) -> str:
             f"{row.policy:<8} {row.n:>7,}  {_target_cell(p50):<22} {_target_cell(mean):<22}"
             f" {_target_cell(p99):<22} {_target_cell(call, percent=True):<34}"
             f" {duration(dropin.longest_call_ns) + ' ' + dropin.longest_call_method:<31}"
-            f" {duration(native.longest_call_ns)} {native.longest_call_method}"
+            f" {duration(native.longest_call_ns) + ' ' + native.longest_call_method:<31}"
+            f" {duration(dropin.call_tail_ns)}, {duration(native.call_tail_ns)}"
         )
     return "\n".join(lines)
 
@@ -684,16 +694,18 @@ def loop_document(
 
 class TimedQueue:
     """A scheduler's ``waiting`` queue with every call of each :data:`QUEUE_METHODS`
-    method timed (``time.perf_counter_ns``): the longest per method and the number
-    of calls. ``__iter__`` times making the iterator (where the drop-in does its
-    work), not the items. Anything else is the queue's own, untimed."""
+    method timed (``time.perf_counter_ns``): the longest per method, the number
+    of calls and every call's time (for :meth:`tails`). ``__iter__`` times making
+    the iterator (where the drop-in does its work), not the items. Anything else
+    is the queue's own, untimed."""
 
-    __slots__ = ("calls", "longest", "queue")
+    __slots__ = ("calls", "longest", "queue", "spent")
 
     def __init__(self, queue: Any) -> None:
         self.queue = queue
         self.longest: dict[str, int] = {}
         self.calls: dict[str, int] = {}
+        self.spent: dict[str, array[int]] = {}  # every call's nanoseconds, per method
 
     def _timed(self, method: str, *arguments: Any) -> Any:
         bound = getattr(self.queue, method)
@@ -704,7 +716,15 @@ class TimedQueue:
         if spent > self.longest.get(method, -1):
             self.longest[method] = spent
         self.calls[method] = self.calls.get(method, 0) + 1
+        times = self.spent.get(method)
+        if times is None:
+            times = self.spent[method] = array("q")
+        times.append(spent)
         return result
+
+    def tails(self) -> dict[str, int]:
+        """The 99.99th percentile of each method's calls (ns)."""
+        return {method: int(percentile(times, 99.99)) for method, times in self.spent.items()}
 
     def add_request(self, request: Any) -> None:
         self._timed("add_request", request)
@@ -918,7 +938,7 @@ def run_child(side: str, policy_name: str, n: int, run: int, plan: Plan) -> RunR
     finally:
         scheduler.waiting = timed.queue
         gc.enable()
-    longest, calls = dict(timed.longest), dict(timed.calls)
+    longest, calls, tails = dict(timed.longest), dict(timed.calls), timed.tails()
     del timed  # it holds the queue, which is about to be dropped and counted
     gc.collect()
     kept = _requests_kept(v, scheduler)
@@ -935,6 +955,7 @@ def run_child(side: str, policy_name: str, n: int, run: int, plan: Plan) -> RunR
         longest_collection_ns=(clock.longest[0], clock.longest[1], clock.longest[2]),
         longest_call_ns=longest,
         calls=calls,
+        call_tail_ns=tails,
         objects_per_entry=objects,
         requests_kept=kept,
         admissions=loop.digest.hexdigest(),

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from array import array
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
@@ -49,6 +50,7 @@ def result(
     objects: float = 0.0,
     kept: int = 0,
     digest: str = "same",
+    tails: dict[str, int] | None = None,
 ) -> RunResult:
     return RunResult(
         side=side,
@@ -66,6 +68,7 @@ def result(
         admissions=digest,
         vllm="0.33.0",
         seconds=1.0,
+        call_tail_ns={} if tails is None else tails,
     )
 
 
@@ -451,6 +454,23 @@ def test_the_timed_queue_passes_every_call_through_and_counts_it() -> None:
     assert queue.calls["add_request"] == 2
     assert all(spent >= 0 for spent in queue.longest.values())
     assert set(queue.longest) == set(queue.calls)
+    assert {method: len(times) for method, times in queue.spent.items()} == queue.calls
+    tails = queue.tails()
+    assert set(tails) == set(queue.calls)
+    assert all(0 <= tails[method] <= queue.longest[method] for method in tails)
+
+
+def test_one_pause_moves_the_longest_call_but_not_the_tail() -> None:
+    queue: Any = TimedQueue(StandIn())
+    queue.spent["pop_request"] = array("q", [1_000] * 100_000 + [4_000_000])
+    assert queue.tails() == {"pop_request": 1_000}
+    runs = [
+        result("drop-in", 0, tails={"pop_request": 1_000, "add_request": 3_000}),
+        result("drop-in", 1, tails={"pop_request": 2_000}),
+    ]
+    assert summarize(runs).call_tail_ns == 3_000
+    again = RunResult.from_json(json.loads(json.dumps(runs[0].to_json())))
+    assert again.call_tail_ns == {"pop_request": 1_000, "add_request": 3_000}
 
 
 def test_the_timed_queue_lets_a_queue_error_through() -> None:
