@@ -547,13 +547,9 @@ def least_table(rows: Sequence[LoopRow]) -> str:
     lines = [f"{'policy':<8} {'N':>7}  {'p50 drop-in/native':<22} mean drop-in/native"]
     for row in rows:
         p50, mean = row.least_ratios
-        cells = (
-            Target("p50", p50, P50_TARGETS[row.policy]),
-            Target("mean", mean, MEAN_TARGETS[row.policy]),
-        )
-        lines.append(
-            f"{row.policy:<8} {row.n:>7,}  {_target_cell(cells[0]):<22} {_target_cell(cells[1])}"
-        )
+        p50_cell = _target_cell(Target("p50", p50, P50_TARGETS[row.policy]))
+        mean_cell = _target_cell(Target("mean", mean, MEAN_TARGETS[row.policy]))
+        lines.append(f"{row.policy:<8} {row.n:>7,}  {p50_cell:<22} {mean_cell}")
     return "\n".join(lines)
 
 
@@ -699,13 +695,21 @@ class TimedQueue:
     the iterator (where the drop-in does its work), not the items. Anything else
     is the queue's own, untimed."""
 
-    __slots__ = ("calls", "longest", "queue", "spent")
+    __slots__ = ("queue", "spent")
 
     def __init__(self, queue: Any) -> None:
         self.queue = queue
-        self.longest: dict[str, int] = {}
-        self.calls: dict[str, int] = {}
         self.spent: dict[str, array[int]] = {}  # every call's nanoseconds, per method
+
+    @property
+    def longest(self) -> dict[str, int]:
+        """The longest call of each method (ns)."""
+        return {method: max(times) for method, times in self.spent.items()}
+
+    @property
+    def calls(self) -> dict[str, int]:
+        """The number of calls of each method."""
+        return {method: len(times) for method, times in self.spent.items()}
 
     def _timed(self, method: str, *arguments: Any) -> Any:
         bound = getattr(self.queue, method)
@@ -713,9 +717,6 @@ class TimedQueue:
         started = clock()
         result = bound(*arguments)
         spent = clock() - started
-        if spent > self.longest.get(method, -1):
-            self.longest[method] = spent
-        self.calls[method] = self.calls.get(method, 0) + 1
         times = self.spent.get(method)
         if times is None:
             times = self.spent[method] = array("q")
@@ -938,7 +939,7 @@ def run_child(side: str, policy_name: str, n: int, run: int, plan: Plan) -> RunR
     finally:
         scheduler.waiting = timed.queue
         gc.enable()
-    longest, calls, tails = dict(timed.longest), dict(timed.calls), timed.tails()
+    longest, calls, tails = timed.longest, timed.calls, timed.tails()
     del timed  # it holds the queue, which is about to be dropped and counted
     gc.collect()
     kept = _requests_kept(v, scheduler)

@@ -25,7 +25,6 @@ from policy.waiting.numbers import as_float, is_number, shown
 
 __all__ = [
     "ABSENT",
-    "SMALL_FLOATS",
     "AttributeValue",
     "AttributeView",
     "WaitingEntry",
@@ -238,7 +237,7 @@ def same_entry(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
 #: The floats of the integers from -1024 to 1024, made once: every entry with a
 #: small integer attribute (a priority, a prompt length) shares its float, as
 #: CPython shares small ints (24 bytes less per entry and attribute).
-SMALL_FLOATS: Final[dict[int, float]] = {number: float(number) for number in range(-1024, 1025)}
+_SMALL_FLOATS: Final[dict[int, float]] = {number: float(number) for number in range(-1024, 1025)}
 
 
 def stored(value: Any) -> AttributeValue:
@@ -253,7 +252,7 @@ def stored(value: Any) -> AttributeValue:
     if kind is float or kind is bool:  # ABSENT too
         return value  # type: ignore[no-any-return]
     if kind is int:
-        small = SMALL_FLOATS.get(value)
+        small = _SMALL_FLOATS.get(value)
         if small is not None:
             return small
         try:

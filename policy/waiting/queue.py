@@ -50,7 +50,6 @@ from policy.identity import REQUEST_ID_RULE, RequestId, is_request_id
 from policy.text import printable, quote, record_repr
 from policy.waiting.entry import (
     ABSENT,
-    SMALL_FLOATS,
     AttributeValue,
     AttributeView,
     WaitingEntry,
@@ -808,8 +807,7 @@ def _plain_values(order: tuple[str, ...], attributes: object) -> tuple[Attribute
         if kind is float or kind is bool:
             values.append(value)
         elif kind is int and -_EXACT <= value <= _EXACT:
-            small = SMALL_FLOATS.get(value)  # stored(value), without its call
-            values.append(float(value) if small is None else small)
+            values.append(stored(value))
         else:
             return None
     return tuple(values)

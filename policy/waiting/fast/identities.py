@@ -43,7 +43,7 @@ from typing import Final, Generic, TypeVar
 
 from policy.identity import RequestId
 from policy.waiting.entry import WaitingEntry, same_entry
-from policy.waiting.fast.rows import CARRIED, IDENTITY, TICKET, Row
+from policy.waiting.fast.rows import IDENTITY, Row
 
 __all__ = ["SHARDS", "Identities", "Shards", "Unindexed"]
 
@@ -175,13 +175,7 @@ class Identities:
                 identity = entry.identity
                 shard = dicts[hash(identity) & _MASK]
                 row = shard.get(identity)
-                # same_entry(row, entry) inline: a frame less per leaving entry (0.3 µs)
-                if (
-                    row is not None
-                    and row[TICKET] == entry[TICKET]
-                    and row[CARRIED] is entry[CARRIED]
-                    and row[:CARRIED] == entry[:CARRIED]
-                ):
+                if row is not None and same_entry(row, entry):
                     del shard[identity]
                     taken.append(row)
                     continue

@@ -120,7 +120,7 @@ class KeyPlan:
         """``entry``'s attribute values in :attr:`names` order: its own ``values``
         when it is :meth:`laid_out` for this policy, otherwise looked up by name (a
         name it lacks reads NaN, as the plain definition reads a missing name)."""
-        if self.laid_out(entry):
+        if entry[NAMES] is self.names or self.laid_out(entry):  # the first: the usual row
             return entry[VALUES]
         attributes = AttributeView(entry[NAMES], entry[VALUES])
         return tuple(attributes.get(name, math.nan) for name in self.names)
@@ -145,9 +145,7 @@ class KeyPlan:
         if self.policy.timing == "enqueue":
             stored = entry[ENQUEUE_KEYS]
             return self.keys_at(entry, math.nan, NO_BUDGETS) if stored is None else stored
-        # values_of, with its usual case first: an entry the queue laid out for this plan
-        values = entry[VALUES] if entry[NAMES] is self.names else self.values_of(entry)
-        return self.keys(values, entry[SERIAL], math.nan, math.nan, NO_BUDGETS)
+        return self.keys(self.values_of(entry), entry[SERIAL], math.nan, math.nan, NO_BUDGETS)
 
     def lane_of(self, entry: Row) -> tuple[object, ...]:
         """The class of an entry under the ``lanes`` path: its component values
