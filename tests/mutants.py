@@ -277,11 +277,11 @@ MUTANTS = [
     Mutant(
         "rows kept as named tuples the collector tracks",
         "policy/waiting/queue.py",
-        "                made = (identity, order, values, serial, now, False, keys, ticket,"
-        " carried)",
-        "                made = WaitingEntry._make(\n"
+        "                entries.append((identity, order, values, serial, now, False, keys,"
+        " ticket, carried))",
+        "                entries.append(WaitingEntry._make(\n"
         "                    (identity, order, values, serial, now, False, keys, ticket, carried)\n"
-        "                )",
+        "                ))",
     ),
     Mutant(
         "a checked row kept as a named tuple the collector tracks",
@@ -296,6 +296,32 @@ MUTANTS = [
         "policy/waiting/queue.py",
         "        ids, stamp = self._claimed()\n        ids.entries.pop(entry[IDENTITY])\n",
         "        ids, stamp = self._claimed()\n",
+    ),
+    Mutant(
+        "the first dispatched leave but stay in the identity index",
+        "policy/waiting/queue.py",
+        "        ids, stamp = self._claimed()\n        ids.dropped(rows)\n",
+        "        ids, stamp = self._claimed()\n",
+    ),
+    Mutant(
+        "the first dispatched leave without the resumed prefix",
+        "policy/waiting/queue.py",
+        "        leading = min(count, len(resumed))  # the resumed prefix leaves first",
+        "        leading = 0",
+    ),
+    Mutant(
+        "fifo's first dispatched leave one short",
+        "policy/waiting/fast/in_order.py",
+        "return InOrder(self.plan, self.line.without_first(count)), leaving",
+        "return InOrder(self.plan, self.line.without_first(count - 1)), leaving",
+    ),
+    Mutant(
+        "static's first dispatched named in queue order",
+        "policy/waiting/fast/key_order.py",
+        "        leaving = list(islice(self._in_key_order(), count))\n"
+        "        return self._without_first(",
+        "        leaving = list(islice(self.in_queue_order(), count))\n"
+        "        return self._without_first(",
     ),
     Mutant(
         "an older version takes its successor's identity index",

@@ -103,9 +103,10 @@ class Admissions:
     ['b']
     """
 
-    __slots__ = ("_ahead", "_order", "_taken", "count")
+    __slots__ = ("_ahead", "_order", "_policy", "_taken", "count")
 
     def __init__(self, queue: WaitingQueue, policy: QueuePolicy) -> None:
+        self._policy = policy
         self._order: Iterator[Chosen] = queue.dispatched(policy, ANY_MOMENT)
         self._ahead: Chosen | None = None  # the next pair, once read
         self._taken: list[Chosen] = []
@@ -142,5 +143,6 @@ class Admissions:
         return self._taken
 
     def removed(self, queue: WaitingQueue) -> WaitingQueue:
-        """``queue`` (the version these were taken from) without the taken entries."""
-        return queue.without_each([entry for entry, _ in self._taken])
+        """``queue`` (the version these were taken from) without the taken entries:
+        the first of its dispatch order, which leave at once."""
+        return queue.without_dispatched(self._policy, ANY_MOMENT, self.count)

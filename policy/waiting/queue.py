@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from typing import Any, Final, cast
 
 from returns.maybe import Maybe, Nothing, Some
@@ -530,7 +530,6 @@ class WaitingQueue:
                 values = ()  # FIFO's usual request, without a call
             else:
                 values = _plain_values(order, attributes)
-            made: Row | QueueError
             if (
                 values is not None
                 and (type(identity) is str or type(identity) is int)
@@ -539,19 +538,19 @@ class WaitingQueue:
             ):
                 assert plan is not None
                 keys = plan.keys(values, serial, now, 0.0, NO_BUDGETS) if keyed else None
-                made = (identity, order, values, serial, now, False, keys, ticket, carried)
+                entries.append((identity, order, values, serial, now, False, keys, ticket, carried))
             else:
                 made = queue._entry(
                     policy, identity, attributes, serial, now, ever_fits, carried, False,
                     ticket=ticket, waiting=waiting,
                 )  # fmt: skip
-                if type(made) is QueueError:
+                if isinstance(made, QueueError):
                     refusal = made
                     if is_request_id(identity) and identity in {e[IDENTITY] for e in entries}:
                         # an append would have found it waiting (its first check after the id)
                         refusal = QueueError(identity, _ALREADY_WAITING)
                     break
-            entries.append(cast(Row, made))
+                entries.append(made)
             ticket += 1
         clash = ids.joined(entries)
         if clash >= 0:  # the first refused: a duplicate comes before a refusal that broke off
@@ -750,6 +749,47 @@ class WaitingQueue:
             fresh = fresh.without_all(fresh_leaving)
         return self._version(
             resumed, fresh, ids, self._handed_on(ids, stamp), self._size - len(leaving),
+            self._front, self._back,
+        )  # fmt: skip
+
+    def without_dispatched(self, policy: QueuePolicy, moment: Moment, count: int) -> WaitingQueue:
+        """This queue without the first ``count`` entries of :meth:`dispatched`'s
+        order at ``moment`` (all of them when it holds fewer): what
+        :meth:`without_each` of those entries gives. Where that order reads no
+        moment (the ``fifo`` and ``static`` paths: the admissions of one step)
+        they leave at once, none read as a record. ``count`` must be an int of
+        at least 0 (a ``TypeError`` or a ``ValueError``).
+
+        >>> from policy.waiting.policies import fifo
+        >>> queue = WaitingQueue().extend(fifo(), [(name, {}, 0, 0.0) for name in "abc"]).unwrap()
+        >>> [entry.identity for entry in queue.without_dispatched(fifo(), Moment(0.0), 2)]
+        ['c']
+        """
+        if type(count) is not int:
+            raise TypeError(f"count must be an int, not {type(count).__name__}")
+        if count < 0:
+            raise ValueError(f"count must be at least 0, not {shown(count)}")
+        count = min(count, self._size)
+        if not count:
+            return self
+        resumed, fresh = self._resumed, self._fresh
+        leading = min(count, len(resumed))  # the resumed prefix leaves first
+        rows: list[Row] = []
+        if count > leading:
+            made = None
+            if fresh is not None and self._held_for(policy):
+                made = fresh.without_leading(count - leading)
+            if made is None:  # the order reads the moment: entry by entry
+                leaving = islice(self.dispatched(policy, moment), count)
+                return self.without_each([entry for entry, _ in leaving])
+            fresh, rows = made
+        if leading:
+            rows = [*islice(resumed, leading), *rows]
+            resumed = resumed.without_first(leading)
+        ids, stamp = self._claimed()
+        ids.dropped(rows)
+        return self._version(
+            resumed, fresh, ids, self._handed_on(ids, stamp), self._size - count,
             self._front, self._back,
         )  # fmt: skip
 

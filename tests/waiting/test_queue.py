@@ -210,6 +210,51 @@ def test_every_way_out_lets_go_of_what_an_entry_carries(policy_name: str) -> Non
 
 
 @pytest.mark.parametrize("policy_name", sorted(ONE_POLICY_PER_PATH))
+def test_without_dispatched_is_without_each_of_the_first_dispatched(policy_name: str) -> None:
+    """``without_dispatched(policy, moment, count)`` is ``without_each`` of the first
+    ``count`` entries of ``dispatched(policy, moment)`` (all of them past the
+    size), on every path: resumed entries lead, the ``fifo`` and ``static``
+    paths take them at once, the others one by one. Made again and again from
+    one version (a branch answers from its own map), each version made answers
+    by identity for its own entries only, and lets go of what the others carried."""
+    policy = ONE_POLICY_PER_PATH[policy_name]
+    queue, watched = _carrying(policy_name, 60)  # every fifth entry resumed
+    moment = Moment(500.0)
+    order = [entry for entry, _ in queue.dispatched(policy, moment)]
+    for count in (0, 1, 12, 13, 47, 59, 60, 61, 1000):
+        made = queue.without_dispatched(policy, moment, count)
+        expected = queue.without_each(order[:count])
+        assert [tuple(entry) for entry in made] == [tuple(entry) for entry in expected]
+        assert [(tuple(entry), keys) for entry, keys in made.dispatched(policy, moment)] == [
+            (tuple(entry), keys) for entry, keys in expected.dispatched(policy, moment)
+        ]
+        assert len(made) == max(0, 60 - count)
+        for position, entry in enumerate(order):
+            assert (made.entry_of(entry.identity) is None) == (position < count)
+    later = queue.without_dispatched(policy, moment, 13)
+    later = later.without_dispatched(policy, moment, 13)  # a line: the index handed on
+    assert [entry.identity for entry in later] == [
+        entry.identity for entry in queue.without_each(order[:26])
+    ]
+    del queue, order, made, expected
+    gc.collect()
+    left = {entry.identity for entry in later}
+    for identity, ref in enumerate(watched):
+        assert (ref() is None) == (identity not in left), identity
+
+
+def test_without_dispatched_refuses_a_count_that_is_not_a_natural_number() -> None:
+    queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
+    with pytest.raises(TypeError, match="count must be an int, not float"):
+        queue.without_dispatched(fifo(), Moment(0.0), 1.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="count must be an int, not bool"):
+        queue.without_dispatched(fifo(), Moment(0.0), True)
+    with pytest.raises(ValueError, match="count must be at least 0, not -1"):
+        queue.without_dispatched(fifo(), Moment(0.0), -1)
+    assert queue.without_dispatched(fifo(), Moment(0.0), 0) is queue
+
+
+@pytest.mark.parametrize("policy_name", sorted(ONE_POLICY_PER_PATH))
 def test_an_old_version_keeps_alive_only_what_it_holds(policy_name: str) -> None:
     """The identity index goes from each version to the one made from it: a version
     kept while later ones come and go keeps its own entries, not theirs."""

@@ -185,6 +185,14 @@ class Identities:
         shards.size -= len(entries)
         return -1
 
+    def dropped(self, rows: Sequence[Row]) -> None:
+        """Each of ``rows``, rows held here (the holder's own), taken out."""
+        dicts = self.entries._dicts
+        for row in rows:
+            identity = row[IDENTITY]
+            del dicts[hash(identity) & _MASK][identity]
+        self.entries.size -= len(rows)
+
     def held_by(self, stamp: int) -> bool:
         """Whether the version with ``stamp`` holds this index now."""
         return stamp in self._holder
@@ -252,6 +260,9 @@ class Unindexed:
                 return position
             seen.add(entry.identity)
         return -1
+
+    def dropped(self, rows: Sequence[Row]) -> None:
+        """As :meth:`Identities.dropped`, storing nothing."""
 
     def handed_on(self, stamp: int) -> int:  # noqa: ARG002 - as Identities.handed_on
         """Nothing to hand on: the new version has no index (stamp 0)."""

@@ -58,6 +58,13 @@ class InOrder:
         moment under ``fifo``), else one by one."""
         return InOrder(self.plan, without_all(self.line, entries, ticket_of))
 
+    def without_leading(self, count: int) -> tuple[InOrder, list[Row]] | None:
+        """Under ``fifo``, without the first ``count`` entries, and those."""
+        if self.plan.path != "fifo":
+            return None
+        leaving = list(islice(self.line, count))
+        return InOrder(self.plan, self.line.without_first(count)), leaving
+
     def first(self) -> Row:
         """The first entry (O(1))."""
         return self.line.first()

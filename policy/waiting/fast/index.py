@@ -54,6 +54,13 @@ class Index(Protocol):
         """Without ``entries`` (each held, once): one :meth:`without` each."""
         ...
 
+    def without_leading(self, count: int) -> tuple[Index, list[Row]] | None:
+        """Without the first ``count`` entries (1 to ``len``) of :meth:`dispatched`'s
+        order where that order reads no moment (the ``fifo`` and ``static``
+        paths), and those entries: what :meth:`without_all` of them gives, with
+        nothing to check. None where the order reads the moment."""
+        ...
+
     def first(self) -> Row:
         """The first entry in queue order."""
         ...

@@ -119,8 +119,12 @@ class KeyOrder:
         """With ``entries``: one :meth:`joined` each, in one pass (a class's new
         entries that all join its run join it at once)."""
         joining: dict[Any, tuple[list[Any], list[Row]]] = {}
+        fixed_keys = self.plan.fixed_keys
         for entry in entries:
-            kind, place = self._place(entry)
+            keys = fixed_keys(entry)  # _place, inline: a call less per entry joining
+            first = keys[0]
+            kind = first if first == first else NAN_LAST  # noqa: PLR0124 - the NaN test
+            place = ordering(keys[1:], entry[TICKET])
             places, joiners = joining.setdefault(kind, ([], []))
             places.append(place)
             joiners.append(entry)
@@ -160,13 +164,23 @@ class KeyOrder:
         return KeyOrder(self.plan, classes, self.order.without(kind), self.size - 1)
 
     def without_all(self, entries: Sequence[Row]) -> KeyOrder:
-        """Without ``entries``: when they are the first of the dispatch order (the
-        admissions of one moment) and the classes they leave hold no entry out of
-        order, each class's first run at once; else one by one."""
+        """Without ``entries``: at once when they are the first of the dispatch order
+        (the admissions of one moment), else one by one."""
         count = len(entries)
         leading = map(ticket_of, islice(self._in_key_order(), count))
         if not count or not all(map(eq, leading, map(ticket_of, entries))):
             return self._without_each(entries)
+        return self._without_first(entries)
+
+    def without_leading(self, count: int) -> tuple[KeyOrder, list[Row]]:
+        """Without the first ``count`` entries of the key order, and those."""
+        leaving = list(islice(self._in_key_order(), count))
+        return self._without_first(leaving), leaving
+
+    def _without_first(self, entries: Sequence[Row]) -> KeyOrder:
+        """Without ``entries``, the first of the key order: each class's run at
+        once, where the classes they leave hold no entry out of order."""
+        count = len(entries)
         classes, order = self.classes, self.order
         while count:
             kind = order.first()

@@ -100,6 +100,9 @@ class Lanes:
             index = index.without(entry)
         return index
 
+    def without_leading(self, count: int) -> None:
+        """None: the dispatch order reads the moment."""
+
     def first(self) -> Row:
         """The lane head with the smallest ticket (O(classes))."""
         return min((line.first() for line in self.lanes.values()), key=ticket_of)

@@ -42,6 +42,8 @@ from policy.waiting.queue_policy import QueuePolicy
 
 __all__ = ["NAN_LAST", "KeyPlan", "ordering", "plan_of", "selection_path"]
 
+_NAN: Final = math.nan
+
 ComponentFunction = Callable[[Values, object, float, float, Mapping[str, float]], float]
 
 
@@ -144,8 +146,10 @@ class KeyPlan:
         """``entry``'s key values on the ``static`` path, where no moment changes them."""
         if self.policy.timing == "enqueue":
             stored = entry[ENQUEUE_KEYS]
-            return self.keys_at(entry, math.nan, NO_BUDGETS) if stored is None else stored
-        return self.keys(self.values_of(entry), entry[SERIAL], math.nan, math.nan, NO_BUDGETS)
+            return self.keys_at(entry, _NAN, NO_BUDGETS) if stored is None else stored
+        # the usual row read in place: a call less per entry joining and leaving
+        values = entry[VALUES] if entry[NAMES] is self.names else self.values_of(entry)
+        return self.keys(values, entry[SERIAL], _NAN, _NAN, NO_BUDGETS)
 
     def lane_of(self, entry: Row) -> tuple[object, ...]:
         """The class of an entry under the ``lanes`` path: its component values

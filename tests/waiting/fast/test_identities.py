@@ -8,7 +8,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policy.waiting import WaitingEntry, WaitingQueue, fifo, same_entry, static_priority
+from policy.waiting import (
+    Moment,
+    WaitingEntry,
+    WaitingQueue,
+    fifo,
+    same_entry,
+    static_priority,
+)
 from policy.waiting.fast.identities import SHARDS, Identities, Shards
 from policy.waiting.queue_policy import QueuePolicy
 
@@ -75,7 +82,9 @@ def _entries_by_id(queue: WaitingQueue) -> dict[object, WaitingEntry]:
     st.lists(
         st.tuples(
             st.integers(0, 30),  # which existing version the next is made from
-            st.sampled_from(["append", "requeue", "extend", "without", "without_each"]),
+            st.sampled_from(
+                ["append", "requeue", "extend", "without", "without_each", "without_dispatched"]
+            ),
             st.integers(0, 7),  # an identity
         ),
         max_size=40,
@@ -115,6 +124,8 @@ def test_every_version_answers_by_identity_as_its_own_map(
                 assert str(made.failure()).endswith("is already waiting")
                 continue
             version = made.unwrap()
+        elif operation == "without_dispatched":  # the first of the dispatch order, at once
+            version = source.without_dispatched(policy, Moment(0.0), identity % 3)
         else:
             entry = source.entry_of(identity)
             if entry is None:
