@@ -298,6 +298,12 @@ MUTANTS = [
         "        ids, stamp = self._claimed()\n",
     ),
     Mutant(
+        "a refused batch's first requests stay in the identity index",
+        "policy/waiting/queue.py",
+        "            ids.dropped(entries)  # the batch joined the index: undone\n",
+        "            pass\n",
+    ),
+    Mutant(
         "the first dispatched leave but stay in the identity index",
         "policy/waiting/queue.py",
         "        ids, stamp = self._claimed()\n        ids.dropped(rows)\n",

@@ -556,7 +556,7 @@ class WaitingQueue:
         if clash >= 0:  # the first refused: a duplicate comes before a refusal that broke off
             refusal = QueueError(entries[clash][IDENTITY], _ALREADY_WAITING)
         elif refusal is not None:
-            ids.left(entries)
+            ids.dropped(entries)  # the batch joined the index: undone
         if refusal is not None or not entries:
             queue._given_back(ids, stamp)
             return Success(self) if refusal is None else Failure(refusal)
@@ -757,15 +757,23 @@ class WaitingQueue:
         order at ``moment`` (all of them when it holds fewer): what
         :meth:`without_each` of those entries gives. Where that order reads no
         moment (the ``fifo`` and ``static`` paths: the admissions of one step)
-        they leave at once, none read as a record. ``count`` must be an int of
-        at least 0 (a ``TypeError`` or a ``ValueError``).
+        they leave at once, none read as a record, where the queue is held for
+        ``policy`` (or an equal one) and up to a class that holds arrivals out
+        of key order; otherwise one by one. ``policy`` must be a
+        :class:`QueuePolicy` and ``moment`` a :class:`Moment` (a
+        ``TypeError``), ``count`` an int of at least 0 (a ``TypeError`` or a
+        ``ValueError``).
 
         >>> from policy.waiting.policies import fifo
         >>> queue = WaitingQueue().extend(fifo(), [(name, {}, 0, 0.0) for name in "abc"]).unwrap()
         >>> [entry.identity for entry in queue.without_dispatched(fifo(), Moment(0.0), 2)]
         ['c']
         """
-        if type(count) is not int:
+        if not isinstance(policy, QueuePolicy):
+            raise TypeError(f"policy must be a QueuePolicy, not {type(policy).__name__}")
+        if not isinstance(moment, Moment):
+            raise TypeError(f"moment must be a Moment, not {type(moment).__name__}")
+        if type(count) is not int and (isinstance(count, bool) or not isinstance(count, int)):
             raise TypeError(f"count must be an int, not {type(count).__name__}")
         if count < 0:
             raise ValueError(f"count must be at least 0, not {shown(count)}")

@@ -96,13 +96,31 @@ def test_extend_is_repeated_append(name: str, seed: int) -> None:
         ([("w", {}, 0, 0.0)], "request 'w': is already waiting"),
         ([("a", {}, 0, 0.0), ["b", {}, 1, 0.0]], "is not a request"),
         ([("a", {}, 0)], "is not a request"),
+        # requests the checked path takes (not a dict, a float serial), then a refusal
+        (
+            [("a", MappingProxyType({}), 0, 0.0), ("b", {}, 1.0, 0.0), ("w", {}, 2, 0.0)],
+            "request 'w': is already waiting",
+        ),
+        (
+            [("a", {}, 0, 0.0), ("b", {}, 1, 0.0), ("w", MappingProxyType({}), 2, 0.0)],
+            "request 'w': is already waiting",
+        ),
     ],
 )
 def test_a_refused_batch_changes_nothing(batch: list[Any], message: str) -> None:
-    queue = WaitingQueue().append(fifo(), "w", {}, serial=9, now=0.0).unwrap()
-    refused = queue.extend(fifo(), batch)
+    """Nothing of a refused batch stays: not in the queue, nor in what it answers
+    by identity (a request of the batch is not waiting, joins and is refused
+    removal as one that never came)."""
+    policy = fifo()  # one object: the queue keeps its identity index for it
+    queue = WaitingQueue().append(policy, "w", {}, serial=9, now=0.0).unwrap()
+    refused = queue.extend(policy, batch)
     assert message in str(refused.failure())
     assert [entry.identity for entry in queue] == ["w"]
+    for identity in ("a", "b"):
+        assert queue.entry_of(identity) is None
+        assert str(queue.remove(identity).failure()) == f"request '{identity}': is not waiting"
+        joined = queue.append(policy, identity, {}, serial=10, now=0.0).unwrap()
+        assert [entry.identity for entry in joined] == ["w", identity]
 
 
 def test_not_an_iterable_is_refused() -> None:

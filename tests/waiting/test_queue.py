@@ -243,7 +243,7 @@ def test_without_dispatched_is_without_each_of_the_first_dispatched(policy_name:
         assert (ref() is None) == (identity not in left), identity
 
 
-def test_without_dispatched_refuses_a_count_that_is_not_a_natural_number() -> None:
+def test_without_dispatched_refuses_what_is_not_a_policy_a_moment_and_a_count() -> None:
     queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
     with pytest.raises(TypeError, match="count must be an int, not float"):
         queue.without_dispatched(fifo(), Moment(0.0), 1.0)  # type: ignore[arg-type]
@@ -251,6 +251,10 @@ def test_without_dispatched_refuses_a_count_that_is_not_a_natural_number() -> No
         queue.without_dispatched(fifo(), Moment(0.0), True)
     with pytest.raises(ValueError, match="count must be at least 0, not -1"):
         queue.without_dispatched(fifo(), Moment(0.0), -1)
+    with pytest.raises(TypeError, match="policy must be a QueuePolicy, not str"):
+        queue.without_dispatched("fifo", Moment(0.0), 0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="moment must be a Moment, not NoneType"):
+        queue.without_dispatched(fifo(), None, 1)  # type: ignore[arg-type]
     assert queue.without_dispatched(fifo(), Moment(0.0), 0) is queue
 
 

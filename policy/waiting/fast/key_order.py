@@ -179,7 +179,8 @@ class KeyOrder:
 
     def _without_first(self, entries: Sequence[Row]) -> KeyOrder:
         """Without ``entries``, the first of the key order: each class's run at
-        once, where the classes they leave hold no entry out of order."""
+        once, up to a class that holds entries out of order (its ``rest``);
+        from there one by one."""
         count = len(entries)
         classes, order = self.classes, self.order
         while count:
