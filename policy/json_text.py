@@ -293,10 +293,10 @@ def read_json(text: str) -> Result[JsonValue, JsonError]:
     ``text`` must be a ``str`` (a ``TypeError`` otherwise: bytes are decoded by
     whoever read them, who knows the encoding).
 
-    >>> print(read_json('{"n": 1' + "0" * 400 + '}').failure())
-    n: line 1, column 7: number out of range (401 characters): beyond the float range (1.8e308)
-    >>> print(read_json("[1,]").failure())
-    [1]: line 1, column 4: expected a value, found ']'
+    >>> str(read_json('{"n": 1' + "0" * 400 + '}').failure())
+    'n: line 1, column 7: number out of range (401 characters): beyond the float range (1.8e308)'
+    >>> str(read_json("[1,]").failure())
+    "[1]: line 1, column 4: expected a value, found ']'"
     """
     if not isinstance(text, str):
         raise TypeError(f"read_json reads text (str), not {type(text).__name__}")

@@ -240,8 +240,8 @@ MUTANTS = [
     Mutant(
         "an arrival out of key order joins its class's run",
         "policy/waiting/fast/key_order.py",
-        "        if top is None or place > top:  # the usual: after the run's last",
-        "        if True:",
+        "                    if top is None or place > top:",
+        "                    if True:",
     ),
     Mutant(
         "a dispatch position in a class bisected off by one",

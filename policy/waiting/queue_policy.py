@@ -281,8 +281,8 @@ def make_policy(
     "unknown name 'prmpt': "
     >>> make_policy(["waited"], timing="enqueue").failure().message
     "'waited' cannot be read when keys are computed at enqueue (in key `waited`)"
-    >>> print(make_policy(["1"] * 20_001).failure())  # doctest: +ELLIPSIS
-    keys: the keys together have more than 20000 nodes (counted as for one key: ...)
+    >>> str(make_policy(["1"] * 20_001).failure())  # doctest: +ELLIPSIS
+    'keys: the keys together have more than 20000 nodes (counted as for one key: ...)'
     """
     return build_policy(keys, constants, attributes, timing, read_key)
 

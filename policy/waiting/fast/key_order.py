@@ -102,29 +102,14 @@ class KeyOrder:
 
     def joined(self, entry: Row) -> KeyOrder:
         """With ``entry``, at its place in key order."""
-        kind, place = self._place(entry)
-        members = self.classes.get(kind)
-        order = self.order
-        if members is None:
-            members, order = _NEW_CLASS, order.joined(kind, kind)
-        run, rest, top = members
-        if top is None or place > top:  # the usual: after the run's last
-            members = Class(run.joined(entry[TICKET], entry), rest, place)
-        else:
-            members = Class(run, rest.joined(place, entry), top)
-        classes = self.classes.set(kind, members)
-        return KeyOrder(self.plan, classes, order, self.size + 1)
+        return self.joined_all((entry,))
 
     def joined_all(self, entries: Sequence[Row]) -> KeyOrder:
         """With ``entries``: one :meth:`joined` each, in one pass (a class's new
         entries that all join its run join it at once)."""
         joining: dict[Any, tuple[list[Any], list[Row]]] = {}
-        fixed_keys = self.plan.fixed_keys
         for entry in entries:
-            keys = fixed_keys(entry)  # _place, inline: a call less per entry joining
-            first = keys[0]
-            kind = first if first == first else NAN_LAST  # noqa: PLR0124 - the NaN test
-            place = ordering(keys[1:], entry[TICKET])
+            kind, place = self._place(entry)
             places, joiners = joining.setdefault(kind, ([], []))
             places.append(place)
             joiners.append(entry)
