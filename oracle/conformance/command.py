@@ -265,14 +265,30 @@ class CommandImplementation(Implementation):
             f"the command {how} before answering request {request} ({decision}){said}"
         )
 
-    def _receive(self, request: int, decision: str) -> Answer:
-        if not self._ready:
-            try:
-                self._ready.extend(self._lines.get(timeout=self.timeout))
-            except queue.Empty:
+    def _next_lines(self, request: int, decision: str) -> list[bytes]:
+        """The next lines the process wrote, waiting at most the timeout.
+
+        Waits in slices of :data:`_EXIT_GRACE` and looks at the process between them:
+        once it has exited and a further slice brings nothing, it died. A process it
+        started may hold its stdout open, so the end of the pipe may never come."""
+        deadline = time.monotonic() + self.timeout
+        exited = False
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise self._fail(
                     f"no answer within {self.timeout:g} s to request {request} ({decision})"
-                ) from None
+                )
+            try:
+                return self._lines.get(timeout=min(left, _EXIT_GRACE))
+            except queue.Empty:
+                if exited:
+                    raise self._died(request, decision) from None
+                exited = self._process.poll() is not None
+
+    def _receive(self, request: int, decision: str) -> Answer:
+        if not self._ready:
+            self._ready.extend(self._next_lines(request, decision))
         line = self._ready.popleft()
         if line == _EOF:
             self._ready.append(_EOF)  # later requests see the end too

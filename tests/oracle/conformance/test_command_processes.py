@@ -99,6 +99,16 @@ def test_no_process_of_the_group_survives_a_run(
     assert time.monotonic() - started < timeout + 5
 
 
+def test_an_exit_is_told_while_a_process_it_started_holds_its_stdout(pid_file: Path) -> None:
+    # the sleeping grandchild keeps the pipe open, so its end never comes: the kit
+    # must see the exit itself rather than wait out the timeout
+    status, err = run(forking(pid_file, "exit 3"), timeout=60.0)
+    assert status == 2
+    assert "the command exited with status 3 before answering request 0 (hello)" in err
+    assert "no answer" not in err
+    assert gone(grandchild(pid_file))
+
+
 def test_shutdown_is_quick_even_when_sigterm_is_ignored(pid_file: Path) -> None:
     implementation = CommandImplementation(
         forking(pid_file, "trap '' TERM; exec sleep 1000")  # the sleeps ignore SIGTERM
