@@ -452,12 +452,17 @@ def _best_pair(stream: Stream, repeats: int) -> tuple[float, float]:
     return best[0], best[1]
 
 
+#: Tick + RoundResult pairs a case times, in a quick run and in a full one.
+QUICK_PAIRS = 20_000
+PAIRS = 100_000
+
+
 def bench_rotation(quick: bool) -> list[Row]:
     """The rotation rows: one Tick + RoundResult pair, kernel against the baseline.
 
     ``quick`` takes a few seconds in all; otherwise about half a minute.
     """
-    pairs = 20_000 if quick else 100_000
+    pairs = QUICK_PAIRS if quick else PAIRS
     repeats = 3 if quick else 7
     rng = random.Random(20261201)
     cases = (
