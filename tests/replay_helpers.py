@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,13 @@ from oracle.harness.scenarios import golden_paths
 GOLDEN = Path(str(golden_paths()[0])).parents[1]
 #: Seconds a subprocess may take: a regression (a blocking FIFO) fails, never hangs.
 TIMEOUT = 60
+
+
+def ctrl_c_heard() -> None:
+    """For ``preexec_fn``: the child hears Ctrl-C as a terminal's process does. A
+    shell runs a background job with SIGINT ignored, and Python then sets up no
+    ``KeyboardInterrupt``: a suite started that way would see Ctrl-C do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def rotation_doc(name: object = "t", **changes: object) -> dict[str, object]:

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from oracle.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from tests.replay_helpers import ctrl_c_heard
 
 TIMEOUT = 60
 
@@ -41,6 +42,7 @@ def test_ctrl_c_is_one_line_and_status_130() -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,  # a process group of its own, as a terminal gives
+        preexec_fn=ctrl_c_heard,  # noqa: PLW1509 - one sigaction, no lock taken
     )
     time.sleep(4)  # past the imports, inside the checks
     os.killpg(process.pid, signal.SIGINT)

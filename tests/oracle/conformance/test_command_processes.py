@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from oracle.conformance import CommandImplementation, ImplementationBroken, verify_against_command
+from tests.replay_helpers import ctrl_c_heard
 
 ROOT = Path(__file__).resolve().parents[3]
 PYTHON = shlex.quote(sys.executable)
@@ -134,6 +135,7 @@ def test_a_signal_to_verify_ends_the_group(pid_file: Path, number: int, status: 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         cwd=ROOT,
+        preexec_fn=ctrl_c_heard,  # noqa: PLW1509 - one sigaction, no lock taken
     )
     pid = grandchild(pid_file)
     time.sleep(0.5)  # the hello answered, the first check waiting for its answer
