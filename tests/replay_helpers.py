@@ -24,7 +24,8 @@ TIMEOUT = 60
 
 def ctrl_c_heard() -> None:
     """For ``preexec_fn``: the child hears Ctrl-C as a terminal's process does. A
-    shell runs a background job with SIGINT ignored, and Python then sets up no
+    shell without job control (a script, ``sh -c '... &'``, a CI runner) starts a
+    background job with SIGINT ignored, and Python then sets up no
     ``KeyboardInterrupt``: a suite started that way would see Ctrl-C do nothing."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 

@@ -18,8 +18,9 @@ must read and answer one line at a time and flush each answer. Its stderr is its
 own (the kit keeps the last lines, to show if it dies). When the kit is done it
 closes stdin; the process should then exit.
 
-An answer that does not come within the timeout, a process that exits or closes
-its stdout, a line that is not a JSON object with the request's ``id`` and an
+An answer that does not come within the timeout (said as an exit when the command
+has exited: a process it started may hold its stdout), a process that closes its
+stdout, a line that is not a JSON object with the request's ``id`` and an
 ``answer`` or ``error``, or an answer not of the decision's form ends the run:
 :class:`~oracle.conformance.implementations.ImplementationBroken`, one line.
 """
@@ -268,23 +269,18 @@ class CommandImplementation(Implementation):
     def _next_lines(self, request: int, decision: str) -> list[bytes]:
         """The next lines the process wrote, waiting at most the timeout.
 
-        Waits in slices of :data:`_EXIT_GRACE` and looks at the process between them:
-        once it has exited and a further slice brings nothing, it died. A process it
-        started may hold its stdout open, so the end of the pipe may never come."""
-        deadline = time.monotonic() + self.timeout
-        exited = False
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise self._fail(
-                    f"no answer within {self.timeout:g} s to request {request} ({decision})"
-                )
-            try:
-                return self._lines.get(timeout=min(left, _EXIT_GRACE))
-            except queue.Empty:
-                if exited:
-                    raise self._died(request, decision) from None
-                exited = self._process.poll() is not None
+        Answers are read until the command's stdout closes, so a command may hand
+        over to a process it starts (a launcher, ``setsid``) and exit. When none
+        comes in time and the command has exited, that is what is said: a process
+        it started may be holding its stdout, so the pipe's end never comes."""
+        try:
+            return self._lines.get(timeout=self.timeout)
+        except queue.Empty:
+            if self._process.poll() is not None:
+                raise self._died(request, decision) from None
+            raise self._fail(
+                f"no answer within {self.timeout:g} s to request {request} ({decision})"
+            ) from None
 
     def _receive(self, request: int, decision: str) -> Answer:
         if not self._ready:

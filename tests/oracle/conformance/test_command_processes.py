@@ -88,7 +88,7 @@ def run(command: str, timeout: float = 10.0) -> tuple[int, str]:
         (f"exec {PYTHON} -m oracle.conformance.kernel_server", 10.0, 0),  # a normal end
         ("exec sleep 1000", 1.0, 2),  # no answer within the timeout
         ("echo this is no hello; exec cat", 10.0, 2),  # a bad hello
-        ("exit 3", 10.0, 2),  # the server itself dies at once
+        ("exit 3", 1.0, 2),  # the server itself dies at once
     ],
 )
 def test_no_process_of_the_group_survives_a_run(
@@ -101,12 +101,21 @@ def test_no_process_of_the_group_survives_a_run(
 
 
 def test_an_exit_is_told_while_a_process_it_started_holds_its_stdout(pid_file: Path) -> None:
-    # the sleeping grandchild keeps the pipe open, so its end never comes: the kit
-    # must see the exit itself rather than wait out the timeout
-    status, err = run(forking(pid_file, "exit 3"), timeout=60.0)
+    # the sleeping grandchild keeps the pipe open, so its end never comes: no answer
+    # in time, and the kit says the command exited rather than that it was silent
+    status, err = run(forking(pid_file, "exit 3"), timeout=1.0)
     assert status == 2
     assert "the command exited with status 3 before answering request 0 (hello)" in err
     assert "no answer" not in err
+    assert gone(grandchild(pid_file))
+
+
+def test_a_command_may_hand_over_to_a_process_it_starts(pid_file: Path) -> None:
+    # a launcher: the server starts late and answers on the stdin and stdout it
+    # inherited after the command exited (a background job's stdin would be /dev/null)
+    server = f"exec {PYTHON} -m oracle.conformance.kernel_server"
+    launcher = f"exec 3<&0; (sleep 2.5; {server}) <&3 & exit 0"
+    assert run(forking(pid_file, launcher), timeout=10.0) == (0, "")
     assert gone(grandchild(pid_file))
 
 
