@@ -4,8 +4,13 @@ wrong. Rules mutation testing found unasserted (docs/mutation.md)."""
 
 from __future__ import annotations
 
+import copy
 import math
+import os
+import pickle
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -168,3 +173,43 @@ def test_key_text_beyond_the_limit_is_refused_where_it_becomes_too_large() -> No
     error = parse_expression(fits + " + a + a").failure()
     assert (error.line, error.column) == (1, len(fits) + 6)  # the token after the 20001st node
     assert isinstance(make_policy([fits + " + a + a"], attributes=["a"]), Failure)
+
+
+# --- hash, made once when a node is built
+
+
+def test_a_node_pickled_in_another_process_hashes_as_one_built_here() -> None:
+    # string hashes differ between processes (PYTHONHASHSEED): a hash made there and
+    # carried here would miss every dict and memo holding the tree built here
+    key = "min(prompt, 2) + (immediate ? -waited : 0.5)"
+    other_seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    program = (
+        "import pickle, sys; from policy.waiting import parse_expression;"
+        f" sys.stdout.write(pickle.dumps(parse_expression({key!r}).unwrap()).hex())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        timeout=60,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": other_seed},
+    )
+    carried = pickle.loads(bytes.fromhex(done.stdout.decode()))
+    here = parse_expression(key).unwrap()
+    assert carried == here
+    assert hash(carried) == hash(here)
+    assert {here: "found"}[carried] == "found"
+    assert copy.deepcopy(here) == here
+    assert hash(copy.deepcopy(here)) == hash(here)
+
+
+def test_equal_trees_built_apart_hash_alike_and_sharing_costs_nothing() -> None:
+    a = Binary("*", Call("max", (Attr("a"), Num(-0.0))), Cond(Var("waited"), Num(1), Bool(True)))
+    b = Binary("*", Call("max", (Attr("a"), Num(-0.0))), Cond(Var("waited"), Num(1), Bool(True)))
+    assert a is not b
+    assert a == b
+    assert hash(a) == hash(b)
+    tree: Expr = Attr("a")
+    for _ in range(13):  # 2**14 - 1 nodes behind 14 objects: hashed from the children's
+        tree = Binary("+", tree, tree)
+    assert hash(tree) == hash(Binary("+", tree.left, tree.right))  # type: ignore[union-attr]
