@@ -18,8 +18,8 @@ must read and answer one line at a time and flush each answer. Its stderr is its
 own (the kit keeps the last lines, to show if it dies). When the kit is done it
 closes stdin; the process should then exit.
 
-An answer that does not come within the timeout (said as an exit when the command
-has exited: a process it started may hold its stdout), a process that closes its
+An answer that does not come within the timeout (with the command's exit, if it
+has exited: a process it started holds its stdout), a process that closes its
 stdout, a line that is not a JSON object with the request's ``id`` and an
 ``answer`` or ``error``, or an answer not of the decision's form ends the run:
 :class:`~oracle.conformance.implementations.ImplementationBroken`, one line.
@@ -95,6 +95,11 @@ _STDERR_WIDTH = 400
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _EOF = b""
 _CHUNK = 1 << 16
+
+
+def _ended(status: int) -> str:
+    """How a process with this exit status ended, for a message."""
+    return f"exited with status {status}" if status >= 0 else f"was killed by signal {-status}"
 
 
 def _compact(message: Mapping[str, JSON]) -> str:
@@ -250,37 +255,37 @@ class CommandImplementation(Implementation):
             status: int | None = self._process.wait(timeout=_EXIT_GRACE)
         except subprocess.TimeoutExpired:
             status = None
-        else:
-            # what it wrote last may still be in the pipe: read stderr to its end
-            # (bounded: a process it started may hold the pipe open)
-            self._stderr_reader.join(timeout=_EXIT_GRACE)
-        how = (
-            "closed its stdout"
-            if status is None
-            else f"exited with status {status}"
-            if status >= 0
-            else f"was killed by signal {-status}"
-        )
-        said = f"; its last stderr line: {_shown(self._stderr[-1])}" if self._stderr else ""
+        how = "closed its stdout" if status is None else _ended(status)
         return self._fail(
-            f"the command {how} before answering request {request} ({decision}){said}"
+            f"the command {how} before answering request {request} ({decision})"
+            + self._last_said(status)
         )
+
+    def _last_said(self, status: int | None) -> str:
+        """Its last stderr line, for a message, read to its end once the process has
+        exited (bounded: a process it started may hold the pipe open)."""
+        if status is not None:
+            self._stderr_reader.join(timeout=_EXIT_GRACE)
+        return f"; its last stderr line: {_shown(self._stderr[-1])}" if self._stderr else ""
 
     def _next_lines(self, request: int, decision: str) -> list[bytes]:
         """The next lines the process wrote, waiting at most the timeout.
 
         Answers are read until the command's stdout closes, so a command may hand
-        over to a process it starts (a launcher, ``setsid``) and exit. When none
-        comes in time and the command has exited, that is what is said: a process
-        it started may be holding its stdout, so the pipe's end never comes."""
+        over to a process it starts (a launcher) and exit. When none comes in time
+        from a command that has exited, both are said: a process it started holds
+        its stdout, so the pipe's end never came."""
         try:
             return self._lines.get(timeout=self.timeout)
         except queue.Empty:
-            if self._process.poll() is not None:
-                raise self._died(request, decision) from None
-            raise self._fail(
-                f"no answer within {self.timeout:g} s to request {request} ({decision})"
-            ) from None
+            late = f"no answer within {self.timeout:g} s to request {request} ({decision})"
+            status = self._process.poll()
+            if status is not None:
+                late += (
+                    f"; the command had {_ended(status)} (a process it started holds its"
+                    f" stdout){self._last_said(status)}"
+                )
+            raise self._fail(late) from None
 
     def _receive(self, request: int, decision: str) -> Answer:
         if not self._ready:

@@ -240,7 +240,7 @@ class Unary(_Operator):
     operand: Expr
     #: Nodes in the tree this node spells (see :data:`MAX_NODES`).
     size: int = field(init=False, compare=False)
-    _hash: int = field(init=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.op not in UNARY_OPERATORS:
@@ -257,7 +257,7 @@ class Binary(_Operator):
     left: Expr
     right: Expr
     size: int = field(init=False, compare=False)
-    _hash: int = field(init=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.op not in BINARY_OPERATORS:
@@ -274,7 +274,7 @@ class Cond(_Operator):
     then: Expr
     otherwise: Expr
     size: int = field(init=False, compare=False)
-    _hash: int = field(init=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _require_nodes("a conditional", self, (self.test, self.then, self.otherwise))
@@ -288,7 +288,7 @@ class Call(_Operator):
     function: Extremum
     args: tuple[Expr, ...]
     size: int = field(init=False, compare=False)
-    _hash: int = field(init=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.function not in ("min", "max"):
