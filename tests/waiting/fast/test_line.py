@@ -2,7 +2,8 @@
 both, compared after each (as pyrsistent's tests compare its structures with
 lists). Small leaves and branches make every internal shape appear in a few
 hundred items: the front and back leaves filling and emptying, branches
-splitting and merging, the root growing and giving way.
+splitting and (at a width of 8, where a quarter is two children) merging, the
+root growing and giving way.
 """
 
 from __future__ import annotations
@@ -96,6 +97,26 @@ def test_a_line_is_a_sorted_list(operations: list[tuple[str, int]]) -> None:
         _agree(line, model)
     for old, seen in versions:  # every version is as it was made
         _agree(old, seen)
+
+
+def test_branches_below_a_quarter_full_merge_with_a_neighbour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a quarter of 4 or 5 children is one, so at the fixture's small widths no branch
+    # ever merges; at 8 it is two, and 600 items make branches of branches
+    monkeypatch.setattr(line_module, "LEAF", 8)
+    monkeypatch.setattr(line_module, "FAN", 8)
+    draw = random.Random(11)
+    keys = list(range(600))
+    line: Line[Item] = EMPTY_LINE.joined_all(keys, [Item(key) for key in keys])
+    model = list(keys)
+    for key in draw.sample(keys, len(keys)):
+        line = line.without(key)
+        model.remove(key)
+        _agree(line, model)
+        if model:
+            probe = draw.choice(model)
+            assert line.rank(probe) == bisect.bisect_left(model, probe)
 
 
 def test_rank_and_positions_are_the_lists() -> None:
