@@ -486,11 +486,8 @@ def run_mutant(mutant: Mutant, scratch: Path, tests: list[str], first: bool = Fa
     stop = ["-x"] if first else []
     # tests/test_mutants.py fails on every mutated tree (the mutant's original text is
     # gone from it): it would name itself the catcher of every mutant, survivors too
-    skip = ["--deselect=tests/test_mutants.py"]
-    done = _run(
-        tree, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-rf", *skip, *stop,
-        *tests,
-    )  # fmt: skip
+    pytest = ["-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-rf"]
+    done = _run(tree, *pytest, "--deselect=tests/test_mutants.py", *stop, *tests)
     return sorted(
         {
             line.split()[1].split("[")[0]

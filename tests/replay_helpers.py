@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -73,14 +74,16 @@ def cli(
     )
 
 
-def printed_by(program: str, *arguments: str) -> str:
-    """What the Python ``program`` prints, run as a process with ``arguments``: an
-    open that blocks (a FIFO) fails the test after :data:`TIMEOUT`, never hangs it."""
+def printed_by(program: str, *arguments: str, env: Mapping[str, str] | None = None) -> str:
+    """What the Python ``program`` prints, run as a process with ``arguments`` (and
+    ``env``, when given): an open that blocks (a FIFO) fails the test after
+    :data:`TIMEOUT`, never hangs it."""
     done = subprocess.run(
         [sys.executable, "-c", program, *arguments],
         capture_output=True,
         timeout=TIMEOUT,
         check=True,
+        env=env,
     )
     return done.stdout.decode()
 

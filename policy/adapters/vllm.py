@@ -714,14 +714,14 @@ def priority_queue(
     queued by ``prepend_request`` (the attribute :data:`PREPENDED`).
 
     >>> from types import SimpleNamespace as Req
-    >>> for preempted_first in (False, True):
+    >>> def order(preempted_first: bool) -> list[str]:
     ...     queue = priority_queue(preempted_first, clock=lambda: 0.0)
     ...     queue.add_request(Req(request_id="new", priority=0, arrival_time=1.0))
     ...     queue.add_request(Req(request_id="later", priority=10, arrival_time=0.5))
     ...     queue.prepend_request(Req(request_id="preempted", priority=0, arrival_time=2.0))
-    ...     print([r.request_id for r in queue])
-    ['new', 'preempted', 'later']
-    ['preempted', 'new', 'later']
+    ...     return [r.request_id for r in queue]
+    >>> order(False), order(True)
+    (['new', 'preempted', 'later'], ['preempted', 'new', 'later'])
     >>> priority_queue(preempted_first="yes")
     Traceback (most recent call last):
     ...

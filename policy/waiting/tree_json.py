@@ -291,8 +291,8 @@ def expr_from_json(value: JsonValue, path: str = "") -> Result[Expr, PolicyError
     >>> tree = {"attr": "a"}
     >>> for _ in range(30):
     ...     tree = {"op": "+", "args": [tree, tree]}
-    >>> print(expr_from_json(tree, "keys[0]").failure())  # doctest: +ELLIPSIS
-    keys[0].args[0]...args[0]: expression of more than 20000 nodes (a sub-tree used ...
+    >>> str(expr_from_json(tree, "keys[0]").failure())  # doctest: +ELLIPSIS
+    'keys[0].args[0]...args[0]: expression of more than 20000 nodes (a sub-tree used ...'
     """
     try:
         _check_size(value, path)

@@ -9,8 +9,6 @@ import math
 import os
 import pickle
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 
@@ -41,6 +39,7 @@ from policy.waiting.expr import (
     Var,
     walk,
 )
+from tests.replay_helpers import printed_by
 
 BAD_NODES: list[tuple[Callable[[], object], type[Exception], str]] = [
     (lambda: Attr(3), TypeError, "attribute name must be text, not 3"),  # type: ignore[arg-type]
@@ -187,14 +186,8 @@ def test_a_node_pickled_in_another_process_hashes_as_one_built_here() -> None:
         "import pickle, sys; from policy.waiting import parse_expression;"
         f" sys.stdout.write(pickle.dumps(parse_expression({key!r}).unwrap()).hex())"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", program],
-        capture_output=True,
-        timeout=60,
-        check=True,
-        env={**os.environ, "PYTHONHASHSEED": other_seed},
-    )
-    carried = pickle.loads(bytes.fromhex(done.stdout.decode()))
+    printed = printed_by(program, env={**os.environ, "PYTHONHASHSEED": other_seed})
+    carried = pickle.loads(bytes.fromhex(printed))
     here = parse_expression(key).unwrap()
     assert carried == here
     assert hash(carried) == hash(here)

@@ -671,11 +671,10 @@ def lane_plan(keys: Sequence[Expr], constants: Mapping[str, float]) -> LanePlan 
     >>> constants = {"short_tokens": 128.0, "max_wait": 3.0}
     >>> ascend = parse_expression(ASCEND_LANES_KEY, constants).unwrap()
     >>> plan = lane_plan([ascend], constants)
-    >>> for component in plan.components:
-    ...     print(unparse(component.expr), "(truth)" if component.truth else "(value)")
-    immediate (truth)
-    prompt > short_tokens && max_wait > 0 (truth)
-    prompt <= short_tokens ? 2 : 3 (value)
+    >>> [(unparse(component.expr), component.truth) for component in plan.components]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('immediate', True), ('prompt > short_tokens && max_wait > 0', True),
+     ('prompt <= short_tokens ? 2 : 3', False)]
     >>> plan.classes_bound
     8
     >>> [lane_plan([parse_expression(text).unwrap()], {}) is None

@@ -49,13 +49,14 @@ over the compiled key function and ``key_list_order``.
 
 >>> from policy.waiting.parse import parse_expression
 >>> key = parse_expression("immediate ? 0 : prompt > 128 && waited >= 3 ? 1 : 2").unwrap()
->>> print(generated_source([key], {}, ("immediate", "prompt"), "keys"))
-def keys(values, serial, now, waited, budget_left):
-    if waited.__class__ is not _float:
-        waited = _as_float(waited)
-    v0 = values[0]
-    v1 = values[1]
-    return ((0.0 if v0 else (1.0 if ((v1 > 128.0) and (waited >= 3.0)) else 2.0)),)
+>>> generated_source([key], {}, ("immediate", "prompt"), "keys").splitlines()
+... # doctest: +NORMALIZE_WHITESPACE
+['def keys(values, serial, now, waited, budget_left):',
+ '    if waited.__class__ is not _float:',
+ '        waited = _as_float(waited)',
+ '    v0 = values[0]',
+ '    v1 = values[1]',
+ '    return ((0.0 if v0 else (1.0 if ((v1 > 128.0) and (waited >= 3.0)) else 2.0)),)']
 >>> compile_keys([key], {}, ("immediate", "prompt"))((False, 256.0), 0, 9.0, 4.0, {})
 (1.0,)
 """
@@ -696,10 +697,11 @@ def generated_source(
 
     >>> from policy.waiting.parse import parse_expression
     >>> key = parse_expression("-flag / 0").unwrap()
-    >>> print(generated_source([key], {}, ("flag",), "expression"))
-    def expression(values, serial, now, waited, budget_left):
-        v0 = values[0]
-        return _divide((-(v0 * 1.0)), 0.0)
+    >>> generated_source([key], {}, ("flag",), "expression").splitlines()
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['def expression(values, serial, now, waited, budget_left):',
+     '    v0 = values[0]',
+     '    return _divide((-(v0 * 1.0)), 0.0)']
     """
     return _generate(keys, constants, attribute_order, form).source
 
