@@ -77,7 +77,7 @@ import tempfile
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -902,9 +902,18 @@ def probe_steps(least: int, n: int) -> int:
     return max(least, math.ceil(2 * n / BATCH))
 
 
-def run_child(side: str, policy_name: str, n: int, run: int, plan: Plan) -> RunResult:
+def run_child(
+    side: str,
+    policy_name: str,
+    n: int,
+    run: int,
+    plan: Plan,
+    *,
+    then: Callable[[Any], None] | None = None,
+) -> RunResult:
     """One run, in this process (meant to be a fresh one; see the module's docstring),
-    with ``plan``'s warm-up, timed and probe steps."""
+    with ``plan``'s warm-up, timed and probe steps; ``then``, if given, changes the
+    side's scheduler before any request (:mod:`oracle.bench.vllm_floor`'s queue)."""
     started = time.perf_counter()
     v = Vllm()
     freeze_gc_heap: Any = importlib.import_module("vllm.utils.gc_utils").freeze_gc_heap
@@ -912,6 +921,8 @@ def run_child(side: str, policy_name: str, n: int, run: int, plan: Plan) -> RunR
         config = vllm_config(v, model_folder(Path(where)), policy_name)
         scheduler = build_scheduler(v, config, side == "drop-in")
     _side_queue_check(scheduler, side)
+    if then is not None:
+        then(scheduler)
     gc.enable()
     freeze_gc_heap()
     loop = Loop(v, scheduler, policy_name, n, run)
@@ -1035,10 +1046,11 @@ class RunFailed(RuntimeError):
     """A run's process failed; the message ends with its last stderr lines."""
 
 
-def spawn(plan: Plan, side: str, policy_name: str, n: int, run: int) -> RunResult:
-    """One run in a fresh process; its result."""
+def answer_of(command: list[str], what: str) -> Any:
+    """The JSON value a run's process (``command``, in :func:`child_environment`)
+    prints last on stdout; ``what`` names the run when it fails."""
     done = subprocess.run(
-        child_command(plan, side, policy_name, n, run),
+        command,
         capture_output=True,
         text=True,
         env=child_environment(),
@@ -1048,10 +1060,17 @@ def spawn(plan: Plan, side: str, policy_name: str, n: int, run: int) -> RunResul
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
         tail = "\n".join(done.stderr.strip().splitlines()[-20:])
-        raise RunFailed(
-            f"{side} run {run + 1} of {policy_name} N={n:,} exited {done.returncode}:\n{tail}"
-        )
-    return RunResult.from_json(json.loads(lines[-1]))
+        raise RunFailed(f"{what} exited {done.returncode}:\n{tail}")
+    return json.loads(lines[-1])
+
+
+def spawn(plan: Plan, side: str, policy_name: str, n: int, run: int) -> RunResult:
+    """One run in a fresh process; its result."""
+    made = answer_of(
+        child_command(plan, side, policy_name, n, run),
+        f"{side} run {run + 1} of {policy_name} N={n:,}",
+    )
+    return RunResult.from_json(made)
 
 
 def progress_line(result: RunResult, runs: int) -> str:
