@@ -909,11 +909,15 @@ def run_child(
     run: int,
     plan: Plan,
     *,
-    then: Callable[[Any], None] | None = None,
+    prepare: Callable[[Any], None] | None = None,
+    probe: bool = True,
 ) -> RunResult:
     """One run, in this process (meant to be a fresh one; see the module's docstring),
-    with ``plan``'s warm-up, timed and probe steps; ``then``, if given, changes the
-    side's scheduler before any request (:mod:`oracle.bench.vllm_floor`'s queue)."""
+    with ``plan``'s warm-up, timed and probe steps. ``prepare``, if given, changes
+    the side's scheduler before any request, where the drop-in is installed
+    (:mod:`oracle.bench.vllm_floor`'s queue); without ``probe``, the run ends with
+    its timed steps (no probe pass, nothing counted: its calls and objects are
+    empty and 0)."""
     started = time.perf_counter()
     v = Vllm()
     freeze_gc_heap: Any = importlib.import_module("vllm.utils.gc_utils").freeze_gc_heap
@@ -921,8 +925,8 @@ def run_child(
         config = vllm_config(v, model_folder(Path(where)), policy_name)
         scheduler = build_scheduler(v, config, side == "drop-in")
     _side_queue_check(scheduler, side)
-    if then is not None:
-        then(scheduler)
+    if prepare is not None:
+        prepare(scheduler)
     gc.enable()
     freeze_gc_heap()
     loop = Loop(v, scheduler, policy_name, n, run)
@@ -941,6 +945,26 @@ def run_child(
         gc.callbacks.remove(clock)
     if len(scheduler.waiting) != n:
         raise RuntimeError(f"{len(scheduler.waiting)} waiting after the steps, not {n}")
+    counts = [after[g] - before[g] for g in range(3)]
+    timed_run = RunResult(
+        side=side,
+        policy=policy_name,
+        n=n,
+        run=run,
+        step_ns=tuple(step_ns),
+        collections=(counts[0], counts[1], counts[2]),
+        collection_ns=(clock.total[0], clock.total[1], clock.total[2]),
+        longest_collection_ns=(clock.longest[0], clock.longest[1], clock.longest[2]),
+        longest_call_ns={},
+        calls={},
+        objects_per_entry=0.0,
+        requests_kept=0,
+        admissions=loop.digest.hexdigest(),
+        vllm=v.version,
+        seconds=time.perf_counter() - started,
+    )
+    if not probe:
+        return timed_run
     timed = TimedQueue(scheduler.waiting)
     gc.disable()
     try:
@@ -955,23 +979,14 @@ def run_child(
     gc.collect()
     kept = _requests_kept(v, scheduler)
     objects, freed_types = _objects_per_entry(scheduler, n)
-    counts = [after[g] - before[g] for g in range(3)]
-    return RunResult(
-        side=side,
-        policy=policy_name,
-        n=n,
-        run=run,
-        step_ns=tuple(step_ns),
-        collections=(counts[0], counts[1], counts[2]),
-        collection_ns=(clock.total[0], clock.total[1], clock.total[2]),
-        longest_collection_ns=(clock.longest[0], clock.longest[1], clock.longest[2]),
+    return replace(
+        timed_run,
         longest_call_ns=longest,
         calls=calls,
         call_tail_ns=tails,
         objects_per_entry=objects,
         requests_kept=kept,
-        admissions=loop.digest.hexdigest(),
-        vllm=v.version,
+        admissions=loop.digest.hexdigest(),  # the probe pass's admissions too
         seconds=time.perf_counter() - started,
         freed_types=freed_types,
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import io
+import sys
 import weakref
 from collections import deque
 from types import SimpleNamespace
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from oracle.bench import vllm_floor, vllm_loop
-from oracle.bench.vllm_floor import FloorQueue, Round, install_floor, report
+from oracle.bench.vllm_floor import FloorQueue, Round, Run, install_floor, report
 
 
 class Fifo(deque[Any]):
@@ -31,6 +32,9 @@ class Fifo(deque[Any]):
 
     def prepend_request(self, request: Any) -> None:
         self.appendleft(request)
+
+    def prepend_requests(self, requests: Any) -> None:
+        self.extendleft(requests)
 
     def remove_requests(self, requests: Any) -> None:
         gone = {id(r) for r in requests}
@@ -81,6 +85,37 @@ def test_the_floor_refuses_a_duplicate_id_and_keeps_its_queue() -> None:
     assert len(list(floor)) == 1
 
 
+def test_the_floor_prepends_a_batch_as_vllm_does_all_or_nothing() -> None:
+    floor, plain = FloorQueue(Fifo()), Fifo()
+    for request in (req("a"), req("b")):
+        floor.add_request(request)
+        plain.add_request(request)
+    batch = [req("x"), req("y")]
+    floor.prepend_requests(batch)
+    plain.prepend_requests(batch)
+    assert list(floor) == list(plain)  # the last prepended first, as extendleft puts it
+    with pytest.raises(ValueError, match="already waiting"):
+        floor.prepend_requests([req("z"), req("x")])  # x waits already
+    with pytest.raises(ValueError, match="already waiting"):
+        floor.prepend_request(req("b"))
+    assert list(floor) == list(plain)
+    assert len(floor) == 4
+
+
+def test_the_floor_removes_by_id_and_refuses_a_request_not_waiting() -> None:
+    floor = FloorQueue(Fifo())
+    floor.add_request(req("a"))
+    floor.add_request(req("b"))
+    floor.remove_requests([req("a")])  # another object with the waiting request's id
+    assert [r.request_id for r in floor] == ["b"]
+    assert len(floor) == 1
+    with pytest.raises(ValueError, match="not waiting"):
+        floor.remove_request(req("a"))
+    floor.remove_requests(floor)  # the queue itself: read before the lock is taken
+    assert not floor
+    assert list(floor) == []
+
+
 def test_the_floor_lets_go_of_a_request_as_it_leaves() -> None:
     floor = FloorQueue(Fifo())
     popped, removed = req("popped"), req("removed")
@@ -97,35 +132,73 @@ def test_the_floor_lets_go_of_a_request_as_it_leaves() -> None:
 
 def test_install_floor_wraps_each_queue_the_scheduler_built() -> None:
     scheduler = SimpleNamespace(waiting=Fifo(), kv_holding_waiting=Fifo())
+    waiting, holding = scheduler.waiting, scheduler.kv_holding_waiting
     install_floor(scheduler)
     assert type(scheduler.waiting) is FloorQueue
     assert type(scheduler.kv_holding_waiting) is FloorQueue
-    assert scheduler.waiting is not scheduler.kv_holding_waiting
+    assert scheduler.waiting._inner is waiting  # what it wraps (no public way to ask)
+    assert scheduler.kv_holding_waiting._inner is holding
     older = SimpleNamespace(waiting=Fifo())  # before vLLM 0.33: one queue
     install_floor(older)
     assert type(older.waiting) is FloorQueue
     assert not hasattr(older, "kv_holding_waiting")
 
 
-def steps(p50: float) -> dict[str, float]:
-    return {"p50": p50, "mean": p50, "p99": 2 * p50}
+def test_install_floor_refuses_a_queue_that_holds_requests_or_no_queue() -> None:
+    busy = SimpleNamespace(waiting=Fifo([req("a")]))
+    with pytest.raises(RuntimeError, match="waiting holds requests"):
+        install_floor(busy)
+    with pytest.raises(RuntimeError, match="no waiting queue"):
+        install_floor(SimpleNamespace(queue=Fifo()))
+
+
+def run(p50: float) -> Run:
+    return Run(p50=p50, mean=p50, p99=2 * p50, admissions="same")
 
 
 def test_the_report_gives_the_median_of_each_rounds_ratio_and_its_range() -> None:
     # vLLM's own step moves between rounds (10, 20, 12 ms); each round's ratio
     # compares runs of that round only
     rounds = [
-        Round("fcfs", 1_000, {"native": steps(10), "floor": steps(10), "drop-in": steps(12)}),
-        Round("fcfs", 1_000, {"native": steps(20), "floor": steps(22), "drop-in": steps(22)}),
-        Round("fcfs", 1_000, {"native": steps(12), "floor": steps(12), "drop-in": steps(18)}),
-        Round("priority", 1_000, {"native": steps(8), "floor": steps(8), "drop-in": steps(10)}),
+        Round("fcfs", 1_000, {"native": run(10e6), "floor": run(10e6), "drop-in": run(12e6)}),
+        Round("fcfs", 1_000, {"native": run(20e6), "floor": run(22e6), "drop-in": run(22e6)}),
+        Round("fcfs", 1_000, {"native": run(12e6), "floor": run(12e6), "drop-in": run(18e6)}),
+        Round("priority", 1_000, {"native": run(8e6), "floor": run(8e6), "drop-in": run(10e6)}),
     ]
     lines = report(rounds).splitlines()
     assert lines[1].split() == [
-        "fcfs", "1,000", "p50", "1.00x", "(1.00-1.10)", "1.20x", "(1.10-1.50)", "3",
+        "fcfs", "1,000", "p50", "12.00", "ms", "1.00x", "1.00-1.10", "1.20x", "1.10-1.50",
+        "1.20x", "1.00-1.50", "3",
     ]  # fmt: skip
-    assert lines[4].split()[:4] == ["priority", "1,000", "p50", "1.00x"]
-    assert lines[4].split()[5:] == ["1.25x", "(1.25-1.25)", "1"]
+    assert lines[4].split()[:7] == ["priority", "1,000", "p50", "8.00", "ms", "1.00x", "1.00-1.00"]
+    assert lines[4].split()[7:] == ["1.25x", "1.25-1.25", "1.25x", "1.25-1.25", "1"]
+
+
+def test_each_round_turns_the_order_so_no_variant_always_runs_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[str, str, int]] = []
+
+    def fake(variant: str, policy_name: str, n: int, _steps: int) -> Run:
+        calls.append((variant, policy_name, n))
+        return run(1.0)
+
+    monkeypatch.setattr(vllm_floor, "spawn", fake)
+    made = vllm_floor.measure(3, [1_000], 10, io.StringIO())
+    lasts = [calls[k + 2][0] for k in range(0, len(calls), 3)]
+    assert sorted(lasts[::2]) == sorted(vllm_floor.VARIANTS)  # fcfs's three rounds
+    assert [(r.policy, r.n) for r in made] == [("fcfs", 1_000), ("priority", 1_000)] * 3
+
+
+def test_a_round_whose_variants_admitted_differently_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fake(variant: str, _policy_name: str, _n: int, _steps: int) -> Run:
+        return Run(p50=1.0, mean=1.0, p99=1.0, admissions="other" if variant == "floor" else "d")
+
+    monkeypatch.setattr(vllm_floor, "spawn", fake)
+    with pytest.raises(vllm_loop.RunFailed, match="admitted different requests"):
+        vllm_floor.measure(1, [1_000], 10, None)
 
 
 def test_without_vllm_it_says_so_in_one_line_and_exits_2(
@@ -139,28 +212,15 @@ def test_without_vllm_it_says_so_in_one_line_and_exits_2(
     assert "vllm" in said.err
 
 
-def test_a_failed_run_is_named_with_its_variant_and_exits_1(
+def test_a_failed_run_is_named_with_its_variant_and_its_last_words(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def fail(variant: str, policy_name: str, n: int, _steps: int) -> dict[str, float]:
-        raise vllm_loop.RunFailed(f"{variant} run of {policy_name} N={n:,} exited 1:\nboom")
+    def failing(*_: object) -> list[str]:
+        return [sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"]
 
     monkeypatch.setattr(vllm_floor, "vllm_missing", lambda: None)
-    monkeypatch.setattr(vllm_floor, "spawn", fail)
+    monkeypatch.setattr(vllm_floor, "child_command", failing)
     assert vllm_floor.main(["--rounds", "1", "--sizes", "1000"]) == 1
-    assert "native run of fcfs N=1,000 exited 1" in capsys.readouterr().err
-
-
-def test_rounds_alternate_the_variants_within_each_configuration(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    calls: list[tuple[str, str, int]] = []
-
-    def fake(variant: str, policy_name: str, n: int, _steps: int) -> dict[str, float]:
-        calls.append((variant, policy_name, n))
-        return {"p50": 1.0, "mean": 1.0, "p99": 1.0}
-
-    monkeypatch.setattr(vllm_floor, "spawn", fake)
-    made = vllm_floor.measure(2, [1_000], 10, io.StringIO())
-    assert [c[0] for c in calls] == list(vllm_floor.VARIANTS) * 4
-    assert [(r.policy, r.n) for r in made] == [("fcfs", 1_000), ("priority", 1_000)] * 2
+    said = capsys.readouterr().err
+    assert "native run of fcfs N=1,000 exited 3" in said
+    assert "boom" in said
