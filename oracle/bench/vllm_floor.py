@@ -50,8 +50,9 @@ from oracle.bench.vllm_loop import (
     WARMUP,
     Plan,
     RunFailed,
+    RunResult,
     answer_of,
-    percentile,
+    summarize,
 )
 from oracle.bench.vllm_step import refusal, vllm_missing
 from oracle.options import positive
@@ -182,14 +183,18 @@ class Run:
     admissions: str
 
     @classmethod
-    def of(cls, steps: Sequence[int], admissions: str) -> Run:
-        """The run of these step times.
+    def of(cls, result: RunResult) -> Run:
+        """The run ``result`` as the report reads it, its statistics as the serving
+        loop's tables compute them (:func:`~oracle.bench.vllm_loop.summarize`).
 
-        >>> Run.of([1, 2, 3, 5], "d")
+        >>> result = RunResult("native", "fcfs", 10, 0, (1, 2, 3, 5), (0, 0, 0), (0, 0, 0),
+        ...                    (0, 0, 0), {}, {}, 0.0, 0, "d", "", 0.0)
+        >>> Run.of(result)
         Run(p50=2.5, mean=2.75, p99=4.94, admissions='d')
         """
+        pooled = summarize([result])
         return cls(
-            percentile(steps, 50), sum(steps) / len(steps), percentile(steps, 99), admissions
+            p50=pooled.p50_ns, mean=pooled.mean_ns, p99=pooled.p99_ns, admissions=result.admissions
         )
 
     def statistic(self, name: str) -> float:
@@ -321,7 +326,7 @@ def run_variant(variant: str, policy_name: str, n: int, steps: int) -> Run:
         )
     else:
         result = vllm_loop.run_child(variant, policy_name, n, 0, plan, probe=False)
-    return Run.of(result.step_ns, result.admissions)
+    return Run.of(result)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
