@@ -332,7 +332,9 @@ def run_variant(variant: str, policy_name: str, n: int, steps: int) -> Run:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m oracle.bench.vllm_floor [--rounds R] [--steps S] [--sizes N ...]``."""
     parser = argparse.ArgumentParser(prog="python -m oracle.bench.vllm_floor")
-    parser.add_argument("--rounds", type=positive, default=ROUNDS, help="rounds (default 5)")
+    parser.add_argument(
+        "--rounds", type=positive, default=ROUNDS, help="rounds (default %(default)s)"
+    )
     parser.add_argument("--steps", type=positive, default=STEPS, help="timed steps a run")
     parser.add_argument(
         "--sizes", type=positive, nargs="+", default=list(QUICK_SIZES), help="waiting counts"

@@ -50,13 +50,9 @@ class Req:
         self.request_id = request_id
 
 
-def req(name: str) -> Req:
-    return Req(name)
-
-
 def test_the_floor_answers_as_the_queue_it_wraps() -> None:
     floor, plain = FloorQueue(Fifo()), Fifo()
-    requests = [req(f"r{i}") for i in range(6)]
+    requests = [Req(f"r{i}") for i in range(6)]
     for request in requests:
         floor.add_request(request)
         plain.add_request(request)
@@ -66,7 +62,7 @@ def test_the_floor_answers_as_the_queue_it_wraps() -> None:
     plain.prepend_request(popped[0])
     assert list(floor) == list(plain)
     assert floor.peek_request() is plain.peek_request()
-    floor.remove_requests([requests[2], req("never")])
+    floor.remove_requests([requests[2], Req("never")])
     plain.remove_requests([requests[2]])
     assert list(floor) == list(plain)
     assert len(floor) == 4
@@ -78,39 +74,39 @@ def test_the_floor_answers_as_the_queue_it_wraps() -> None:
 
 def test_the_floor_refuses_a_duplicate_id_and_keeps_its_queue() -> None:
     floor = FloorQueue(Fifo())
-    floor.add_request(req("a"))
+    floor.add_request(Req("a"))
     with pytest.raises(ValueError, match="already waiting"):
-        floor.add_request(req("a"))
+        floor.add_request(Req("a"))
     assert len(floor) == 1
     assert len(list(floor)) == 1
 
 
 def test_the_floor_prepends_a_batch_as_vllm_does_all_or_nothing() -> None:
     floor, plain = FloorQueue(Fifo()), Fifo()
-    for request in (req("a"), req("b")):
+    for request in (Req("a"), Req("b")):
         floor.add_request(request)
         plain.add_request(request)
-    batch = [req("x"), req("y")]
+    batch = [Req("x"), Req("y")]
     floor.prepend_requests(batch)
     plain.prepend_requests(batch)
     assert list(floor) == list(plain)  # the last prepended first, as extendleft puts it
     with pytest.raises(ValueError, match="already waiting"):
-        floor.prepend_requests([req("z"), req("x")])  # x waits already
+        floor.prepend_requests([Req("z"), Req("x")])  # x waits already
     with pytest.raises(ValueError, match="already waiting"):
-        floor.prepend_request(req("b"))
+        floor.prepend_request(Req("b"))
     assert list(floor) == list(plain)
     assert len(floor) == 4
 
 
 def test_the_floor_removes_by_id_and_refuses_a_request_not_waiting() -> None:
     floor = FloorQueue(Fifo())
-    floor.add_request(req("a"))
-    floor.add_request(req("b"))
-    floor.remove_requests([req("a")])  # another object with the waiting request's id
+    floor.add_request(Req("a"))
+    floor.add_request(Req("b"))
+    floor.remove_requests([Req("a")])  # another object with the waiting request's id
     assert [r.request_id for r in floor] == ["b"]
     assert len(floor) == 1
     with pytest.raises(ValueError, match="not waiting"):
-        floor.remove_request(req("a"))
+        floor.remove_request(Req("a"))
     floor.remove_requests(floor)  # the queue itself: read before the lock is taken
     assert not floor
     assert list(floor) == []
@@ -118,7 +114,7 @@ def test_the_floor_removes_by_id_and_refuses_a_request_not_waiting() -> None:
 
 def test_the_floor_lets_go_of_a_request_as_it_leaves() -> None:
     floor = FloorQueue(Fifo())
-    popped, removed = req("popped"), req("removed")
+    popped, removed = Req("popped"), Req("removed")
     floor.add_request(popped)
     floor.add_request(removed)
     gone = [weakref.ref(popped), weakref.ref(removed)]
@@ -145,7 +141,7 @@ def test_install_floor_wraps_each_queue_the_scheduler_built() -> None:
 
 
 def test_install_floor_refuses_a_queue_that_holds_requests_or_no_queue() -> None:
-    busy = SimpleNamespace(waiting=Fifo([req("a")]))
+    busy = SimpleNamespace(waiting=Fifo([Req("a")]))
     with pytest.raises(RuntimeError, match="waiting holds requests"):
         install_floor(busy)
     with pytest.raises(RuntimeError, match="no waiting queue"):
