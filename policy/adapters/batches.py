@@ -54,8 +54,8 @@ class Arrivals:
     >>> arrivals = Arrivals()
     >>> arrivals.add("a", {}, 0, 0.0), arrivals.add("b", {}, 1, 0.0)
     (1, 2)
-    >>> [entry.identity for entry in arrivals.joined(WaitingQueue(), fifo())], bool(arrivals)
-    (['a', 'b'], False)
+    >>> [entry.identity for entry in arrivals.joined(WaitingQueue(), fifo())], arrivals.count
+    (['a', 'b'], 0)
     """
 
     __slots__ = ("_waiting", "count")
@@ -64,9 +64,6 @@ class Arrivals:
         self._waiting: list[tuple[str | int, dict[str, object], int, float]] = []
         #: How many arrivals wait to be joined.
         self.count = 0
-
-    def __bool__(self) -> bool:
-        return self.count > 0
 
     def add(
         self, identity: str | int, attributes: dict[str, object], serial: int, now: float
@@ -112,10 +109,6 @@ class Admissions:
         self._taken: list[Chosen] = []
         #: How many entries were taken.
         self.count = 0
-
-    def __bool__(self) -> bool:
-        """Whether any entry was taken."""
-        return self.count > 0
 
     def next(self) -> Chosen | None:
         """The entry the next :meth:`take` takes, with its key values (None: nothing

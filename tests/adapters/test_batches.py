@@ -71,7 +71,7 @@ def test_joined_arrivals_are_one_append_each(name: str) -> None:
                 policy, f"a{serial}", attributes, serial=serial, now=now
             ).unwrap()
         joined = arrivals.joined(queue, policy)
-        assert not arrivals
+        assert arrivals.count == 0
         assert _shown(joined, policy) == _shown(one_by_one, policy)
 
 
@@ -80,8 +80,8 @@ def test_admissions_are_repeated_selections_and_removals(name: str) -> None:
     policy, draw = POLICIES[name], random.Random(name)
     for size in (1, 20, 150):
         queue = _queue(draw, policy, size)
-        admissions, one_by_one = Admissions(queue, policy), queue
-        for _ in range(draw.randrange(1, size + 1)):
+        admissions, one_by_one, took = Admissions(queue, policy), queue, []
+        for count in range(1, draw.randrange(1, size + 1) + 1):
             ahead = admissions.next()
             taken = admissions.take()
             selected = one_by_one.selected(policy, ANY_MOMENT)
@@ -91,11 +91,15 @@ def test_admissions_are_repeated_selections_and_removals(name: str) -> None:
             assert same_entry(taken[0], selected[0])
             assert taken[1] == selected[1]
             one_by_one = one_by_one.without(selected[0])
+            took.append(taken)
+            assert admissions.count == count
+        assert len(admissions.taken()) == len(took)
+        assert all(kept is chosen for kept, chosen in zip(admissions.taken(), took, strict=True))
         assert _shown(admissions.removed(queue), policy) == _shown(one_by_one, policy)
     empty = Admissions(WaitingQueue(), policy)
     assert empty.next() is None
     assert empty.take() is None
-    assert not empty
+    assert empty.count == 0
 
 
 class _TakesTwice(Admissions):
@@ -127,3 +131,15 @@ def test_the_checks_catch_broken_batches(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(module, "Arrivals", _JoinsReversed)
     with pytest.raises(AssertionError):
         test_joined_arrivals_are_one_append_each("fifo")
+
+
+def test_an_arrival_the_kernel_refuses_is_a_runtime_error_with_its_reason() -> None:
+    # found by mutation testing: the drop-in checks what the kernel checks before it
+    # adds an arrival, so a refusal here is a broken drop-in, said with the kernel's reason
+    arrivals = Arrivals()
+    arrivals.add("a", {}, 0, 0.0)
+    arrivals.add("a", {}, 1, 0.0)
+    with pytest.raises(
+        RuntimeError, match="refused an arrival it had taken: request 'a': is already waiting"
+    ):
+        arrivals.joined(WaitingQueue(), fifo())

@@ -49,7 +49,8 @@ def test_a_position_out_of_range_or_not_an_int_is_refused() -> None:
             dispatched_at(queue, policy, moment, position)
     wrong: tuple[object, ...] = (1.0, True, "0")
     for given in wrong:
-        with pytest.raises(TypeError, match="position must be an int"):
+        wanted = f"position must be an int, not {type(given).__name__}"
+        with pytest.raises(TypeError, match=wanted):
             dispatched_at(queue, policy, moment, given)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         dispatched_at(queue, "policy", moment, 0)  # type: ignore[arg-type]

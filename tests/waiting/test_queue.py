@@ -243,6 +243,42 @@ def test_without_dispatched_is_without_each_of_the_first_dispatched(policy_name:
         assert (ref() is None) == (identity not in left), identity
 
 
+@pytest.mark.parametrize("policy_name", sorted(ONE_POLICY_PER_PATH))
+def test_the_entry_at_a_position_is_that_of_the_queue_as_a_list(policy_name: str) -> None:
+    """``at`` and ``without_index`` against the same operation on ``list(queue)``, on
+    every path's structure: resumed entries first, a class's lane, a line; enqueue
+    times in order and not, entries removed from the middle; and the front, which
+    a policy without keys selects (found by mutation testing: no test read a
+    position past the first of a queue kept in lanes, nor the front of one kept
+    in key order or in lanes)."""
+    policy = ONE_POLICY_PER_PATH[policy_name]
+    for out_of_order, resumed in ((False, True), (True, True), (False, False)):
+        queue = WaitingQueue()
+        for serial in range(41):
+            attributes = {
+                "priority": serial % 3,
+                "arrival_time": float(serial),
+                "prompt": (serial * 37) % 150,
+                "immediate": serial % 4 == 0,
+            }
+            now = float((serial * 7) % 41 if out_of_order else serial)
+            add = queue.requeue_preempted if resumed and serial % 9 == 0 else queue.append
+            queue = add(policy, serial, attributes, serial=serial, now=now).unwrap()
+        queue = queue.remove(20).unwrap().remove(3).unwrap()
+        as_list = list(queue)
+        assert len(as_list) == len(queue) == 39
+        assert tuple(queue.first()) == tuple(as_list[0])
+        in_front = queue.selected(fifo(), Moment(0.0))  # another policy: the front
+        assert in_front is not None
+        assert tuple(in_front[0]) == tuple(as_list[0])
+        for position, entry in enumerate(as_list):
+            assert tuple(queue.at(position)) == tuple(entry)
+        for position in (0, 1, 4, 5, 19, 38):
+            left = queue.without_index(position)
+            wanted = as_list[:position] + as_list[position + 1 :]
+            assert [tuple(entry) for entry in left] == [tuple(entry) for entry in wanted]
+
+
 def test_without_dispatched_refuses_what_is_not_a_policy_a_moment_and_a_count() -> None:
     queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
     with pytest.raises(TypeError, match="count must be an int, not float"):

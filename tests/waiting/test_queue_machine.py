@@ -3,8 +3,10 @@
 The model is a list of :class:`Expected` (identity, resumed, enqueued_at,
 attributes, serial, and the number of the operation that queued it) kept in the
 order waiting.md specifies. Rules append, requeue preempted requests, remove by
-identity and by index, and make admission attempts (``attempt_admission``, whose
-choice the model takes from the spec's ``select`` over the model's own entries).
+identity and by index, make admission attempts (``attempt_admission``, whose
+choice the model takes from the spec's ``select`` over the model's own entries),
+and take the first entries of the dispatch order at once (``without_dispatched``,
+against the spec's ``select`` repeated, each selected entry leaving).
 After every step:
 
 - the queue holds exactly the model's entries, in the model's order, each
@@ -254,6 +256,34 @@ class QueueMachine(RuleBasedStateMachine):
         assert outcome.selection.index == index
         assert matches(outcome.entry, self.model[index])
         self.become(outcome.queue, self.model[:index] + self.model[index + 1 :])
+
+    def taken_in_turn(self, moment: Moment, count: int) -> list[int]:
+        """The model's positions of the first ``count`` entries that repeated
+        selections at ``moment`` take, each leaving before the next (the spec's)."""
+        left, taken = list(range(len(self.model))), list[int]()
+        converted = spec_policy(self.policy)
+        while left and len(taken) < count:
+            entries = spec_entries([self.model[position] for position in left])
+            chosen = spec_selection.select(entries, converted, moment.now, moment.budget_left)
+            assert chosen is not None
+            taken.append(left.pop(chosen[0]))
+        return taken
+
+    @rule(moment=moments(), count=st.integers(0, 8))
+    def admit_at_once(self, moment: Moment, count: int) -> None:
+        """The first ``count`` of the dispatch order leave together, as a step's
+        admissions leave the drop-in (found by mutation testing: the paths that
+        take them at once, and keys not stored at enqueue, were reached by no
+        machine)."""
+        taken = self.taken_in_turn(moment, count)
+        order = self.queue.dispatched(self.policy, moment)
+        for position in taken:
+            entry, _ = next(order)
+            assert matches(entry, self.model[position]), "the dispatch order is not the spec's"
+        note(f"{len(taken)} admitted at once")
+        made = self.queue.without_dispatched(self.policy, moment, count)
+        leaving = set(taken)
+        self.become(made, [e for at, e in enumerate(self.model) if at not in leaving])
 
     # ------------------------------------------------------------------ invariants
 

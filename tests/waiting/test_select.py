@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from hypothesis import assume, event, given
+from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
 from returns.maybe import Maybe, Nothing
 from returns.result import Success
@@ -552,6 +552,124 @@ def test_an_admission_with_another_policy_is_the_plain_definition(name: str) -> 
     assert blocked.queue is queue
 
 
+#: Every path's policy, and one whose keys read the budgets (admit_many selects again
+#: after each admission under it, instead of walking one dispatch order).
+PASS_POLICIES = {
+    **POLICIES,
+    "budget": make_policy(
+        ["budget_left(engine) >= prompt ? 0 : 1", "arrival_time"],
+        attributes=["prompt", "arrival_time"],
+    ).unwrap(),
+}
+
+
+def _spent(entry: WaitingEntry, moment: Moment) -> Moment:
+    """The moment after admitting ``entry``: its prompt spent from the engine's budget."""
+    left = moment.budget_left["engine"] - float(entry.attributes["prompt"])
+    return Moment(moment.now, {"engine": left})
+
+
+def _attempts(
+    queue: WaitingQueue,
+    policy: QueuePolicy,
+    moment: Moment,
+    fits: Callable[[WaitingEntry], bool],
+    *,
+    limit: int | None,
+    next_moment: Callable[[WaitingEntry, Moment], Moment] | None,
+) -> tuple[list[Admitted], WaitingQueue, Blocked | QueueEmpty | None]:
+    """admit_many's definition: attempt_admission again and again."""
+    admitted: list[Admitted] = []
+    while limit is None or len(admitted) < limit:
+        outcome = attempt_admission(queue, policy, moment, fits)
+        if not isinstance(outcome, Admitted):
+            return admitted, queue, outcome
+        admitted.append(outcome)
+        queue = outcome.queue
+        if next_moment is not None:
+            moment = next_moment(outcome.entry, moment)
+    return admitted, queue, None
+
+
+@example(name="budget", seed=0, misfits=frozenset(), limit=None, spending=True)  # empties
+@example(name="budget", seed=0, misfits=frozenset(range(12)), limit=None, spending=True)
+@example(name="budget", seed=0, misfits=frozenset(), limit=3, spending=True)
+@example(name="static", seed=0, misfits=frozenset({5}), limit=None, spending=True)
+@given(
+    name=st.sampled_from(sorted(PASS_POLICIES)),
+    seed=st.integers(0, 50),
+    misfits=st.frozensets(st.integers(0, 11), max_size=3),
+    limit=st.none() | st.integers(0, 13),
+    spending=st.booleans(),
+)
+def test_admit_many_is_attempt_admission_repeated(
+    name: str, seed: int, misfits: frozenset[int], limit: int | None, spending: bool
+) -> None:
+    """The whole outcome of a pass (found by mutation testing: the pass that selects
+    again after each admission could lose its admissions, its queue or why it
+    stopped, and no test looked)."""
+    policy = PASS_POLICIES[name]
+    queue, moment = _queue(policy, seed), Moment(20.0, {"engine": 400.0})
+    next_moment = _spent if spending else None
+
+    def fits(entry: WaitingEntry) -> bool:
+        return entry.identity not in misfits
+
+    done = admit_many(queue, policy, moment, fits, limit=limit, next_moment=next_moment)
+    admitted, rest, stopped = _attempts(
+        queue, policy, moment, fits, limit=limit, next_moment=next_moment
+    )
+    event(f"{name}, stopped {type(stopped).__name__}")
+    assert isinstance(done.admitted, tuple)
+    assert [a.entry.identity for a in done.admitted] == [a.entry.identity for a in admitted]
+    assert [a.selection.keys for a in done.admitted] == [a.selection.keys for a in admitted]
+    before = queue
+    for made, wanted in zip(done.admitted, admitted, strict=True):
+        assert made.selection.queue is before  # selected from the queue the last one left
+        assert list(made.queue) == list(wanted.queue)
+        before = made.queue
+    assert done.queue is before
+    assert list(done.queue) == list(rest)
+    assert type(done.stopped) is type(stopped)
+    if isinstance(stopped, Blocked):
+        assert isinstance(done.stopped, Blocked)
+        assert same_entry(done.stopped.entry, stopped.entry)
+        assert done.stopped.selection.keys == stopped.selection.keys
+        assert done.stopped.queue is done.queue
+
+
+def test_a_pass_refuses_a_next_moment_that_is_not_a_moment_or_moves_now() -> None:
+    # found by mutation testing: the messages, and a NaN clock on one side only
+    policy = PASS_POLICIES["budget"]
+    queue, start = _queue(policy, 1), Moment(0.0, {"engine": 400.0})
+    with pytest.raises(TypeError, match="next_moment must return a Moment, not 5"):
+        admit_many(queue, policy, start, bool, next_moment=lambda _entry, _moment: 5)  # type: ignore[arg-type,return-value]
+    with pytest.raises(ValueError, match=r"must keep now \(0\.0\) within one pass, not nan"):
+        admit_many(queue, policy, start, bool, next_moment=lambda _entry, _moment: Moment(math.nan))
+    unknown = Moment(math.nan, {"engine": 400.0})  # a NaN clock stays one: a pass goes on
+    done = admit_many(queue, policy, unknown, bool, limit=2, next_moment=_spent)
+    assert len(done.admitted) == 2
+
+
+@pytest.mark.parametrize("name", sorted(PASS_POLICIES))
+def test_a_pass_asks_next_moment_after_each_admission_on_every_path(name: str) -> None:
+    # found by mutation testing: a pass whose keys read no budget never asked
+    policy, asked = PASS_POLICIES[name], []
+    queue, start = _queue(policy, 2), Moment(0.0, {"engine": 400.0})
+
+    def spent(entry: WaitingEntry, moment: Moment) -> Moment:
+        asked.append((entry.identity, moment))
+        return _spent(entry, moment)
+
+    done = admit_many(queue, policy, start, bool, limit=3, next_moment=spent)
+    moments = [start]
+    for admitted in done.admitted:
+        moments.append(_spent(admitted.entry, moments[-1]))
+    assert asked == [(a.entry.identity, m) for a, m in zip(done.admitted, moments, strict=False)]
+    with pytest.raises(ValueError, match="keep now"):
+        admit_many(queue, policy, start, bool, next_moment=lambda _entry, _moment: Moment(1.0))
+
+
 # --- found by hardening (issue 9)
 
 
@@ -598,11 +716,27 @@ def test_selection_refuses_a_wrong_type_at_the_call(
         call(*arguments)  # dispatch_order too: at the call, not at the first next()
 
 
+class _LaterMoment(Moment):
+    """A Moment of a subtype: a Moment still, though not of the exact type."""
+
+    __slots__ = ()
+
+
+def test_a_moment_of_a_subtype_is_a_moment() -> None:
+    # found by mutation testing: the check's long way (past its one-test usual call)
+    queue, policy, moment = _one_waiting(), fifo(), _LaterMoment(0.0)
+    assert isinstance(attempt_admission(queue, policy, moment, bool), Admitted)
+    assert len(admit_many(queue, policy, moment, bool).admitted) == 1
+    assert select_waiting(queue, policy, moment).unwrap().entry.identity == "a"
+
+
 def test_the_admission_callbacks_and_limit_are_checked() -> None:
     queue, policy, moment = _one_waiting(), fifo(), Moment(0.0)
     with pytest.raises(TypeError, match="fits must be a function of an entry, not NoneType"):
         attempt_admission(queue, policy, moment, None)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="next_moment must be a function or None"):
+    with pytest.raises(TypeError, match="fits must be a function of an entry, not int"):
+        admit_many(queue, policy, moment, 3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="next_moment must be a function or None, not int"):
         admit_many(queue, policy, moment, bool, next_moment=3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="limit must be an int or None, not str"):
         admit_many(queue, policy, moment, bool, limit="3")  # type: ignore[arg-type]

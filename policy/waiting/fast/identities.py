@@ -63,8 +63,8 @@ class Shards(Generic[K, V]):
     >>> shards["b"] = 2
     >>> len(shards), shards.size, shards.get("a"), "b" in shards, shards.pop("b")
     (2, 2, 1, True, 2)
-    >>> shards.added("a", 3), shards.removed("a", 3), shards.removed("a", 1), list(shards.values())
-    (False, False, True, [])
+    >>> shards.added("a", 3), shards.pop("a"), shards.added("a", 3), list(shards.values())
+    (False, 1, True, [3])
     """
 
     __slots__ = ("_dicts", "size")
@@ -112,15 +112,6 @@ class Shards(Generic[K, V]):
         value = self._dicts[hash(key) & _MASK].pop(key)
         self.size -= 1
         return value
-
-    def removed(self, key: K, value: V) -> bool:
-        """Remove ``key`` if it maps to this very ``value``: whether it did."""
-        shard = self._dicts[hash(key) & _MASK]
-        if shard.get(key) is not value:
-            return False
-        del shard[key]
-        self.size -= 1
-        return True
 
     def values(self) -> Iterator[V]:
         """Every value, shard by shard."""

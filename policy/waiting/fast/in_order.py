@@ -1,16 +1,18 @@
 """The ``fifo`` and ``scan`` paths: the fresh entries in queue order.
 
 One :class:`~policy.waiting.fast.line.Line` keyed by ticket. Under ``fifo``
-(no keys) selection is its first entry; under ``scan`` every entry's keys are
-evaluated at the moment by the policy's compiled scan (O(n)), and the
-dispatch order sorts them once (O(n log n)) and pops them in order.
+(no keys) the queue selects its front itself and never asks the index (a
+scan of empty key lists would give the same, in queue order); under ``scan``
+every entry's keys are evaluated at the moment by the policy's compiled scan
+(O(n)), and the dispatch order sorts them once (O(n log n)) and pops them in
+order.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import islice, repeat
+from itertools import islice
 from operator import eq
 from typing import Any
 
@@ -82,22 +84,15 @@ class InOrder:
         return self.line.at(position)
 
     def selected(self, now: float, budget_left: Mapping[str, float]) -> ChosenRow:
-        """The first entry under ``fifo``; otherwise every entry's keys evaluated."""
-        if self.plan.path == "fifo":
-            return self.line.first(), ()
+        """Every entry's keys evaluated."""
         return scan_selected(self.plan, list(self.line), now, budget_left)
 
     def dispatched(self, now: float, budget_left: Mapping[str, float]) -> Iterator[ChosenRow]:
-        """The line in order (``fifo``), or every entry sorted by its keys (``scan``)."""
-        if self.plan.path == "fifo":
-            return zip(self.line, repeat(()))
+        """Every entry sorted by its keys."""
         return scan_dispatch(self.plan, list(self.line), now, budget_left)
 
     def dispatched_at(self, position: int, now: float, budget_left: Mapping[str, float]) -> Row:
-        """The entry at ``position`` of the dispatch order: O(log n) under ``fifo``,
-        the walk of the sorted order under ``scan``."""
-        if self.plan.path == "fifo":
-            return self.line.at(position)
+        """The entry at ``position`` of the dispatch order: the walk of the sorted order."""
         return next(islice(self.dispatched(now, budget_left), position, None))[0]
 
 

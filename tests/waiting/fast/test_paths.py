@@ -22,6 +22,7 @@ from policy.waiting import (
     Admitted,
     Moment,
     QueuePolicy,
+    RequestId,
     WaitingQueue,
     admit_many,
     ascend_fcfs_lanes,
@@ -155,9 +156,11 @@ def _policies() -> list[tuple[str, QueuePolicy]]:
     return [
         ("fifo", fifo()),
         ("priority", static_priority()),
+        ("static at selection", made(["priority", "-prompt"])),
         ("ascend", ascend_fcfs_lanes(short_tokens=4, max_wait=2.0)),
         ("priority then age", made(["priority", "-waited"])),
         ("age classes", made(["immediate ? 0 : prompt > limit && waited >= 3 ? 1 : 2"])),
+        ("serial classes", made(["serial > 20 && waited >= 3 ? 1 : 2"])),
         ("scan", made(["prompt / (1 + waited)"])),
         ("budget", made(["budget_left(engine) >= prompt ? 0 : 1", "serial"])),
         ("enqueue", made(["now - priority"], timing="enqueue")),
@@ -238,6 +241,70 @@ def test_a_queue_used_with_another_policy_still_selects_as_the_definition() -> N
         select_waiting(grown, second, moment).unwrap().entry
         == select_reference(grown, second, moment).unwrap().entry
     )
+
+
+def _in_turn(
+    queue: WaitingQueue, policy: QueuePolicy, moment: Moment, count: int
+) -> list[RequestId]:
+    """The first ``count`` identities repeated plain selections take, each leaving."""
+    taken: list[RequestId] = []
+    while queue and len(taken) < count:
+        chosen = select_reference(queue, policy, moment).unwrap().entry
+        taken.append(chosen.identity)
+        queue = queue.without(chosen)
+    return taken
+
+
+def _agrees_in_turn(queue: WaitingQueue, policy: QueuePolicy, moment: Moment) -> None:
+    """Selection, the dispatch order, positions in it and the removal of its first
+    entries (at once, then one at a time) are the plain definition's."""
+    wanted = _in_turn(queue, policy, moment, 15)
+    order = itertools.islice(queue.dispatched(policy, moment), 15)
+    assert [entry.identity for entry, _ in order] == wanted
+    for position, identity in enumerate(wanted):
+        assert dispatched_at(queue, policy, moment, position).identity == identity
+    left = queue.without_dispatched(policy, moment, 3)
+    assert [entry.identity for entry in left] == [
+        entry.identity for entry in queue if entry.identity not in wanted[:3]
+    ]
+    current = queue  # the index handed on answers for what is left, each time
+    for identity in wanted:
+        assert select_waiting(current, policy, moment).unwrap().entry.identity == identity
+        current = current.without_dispatched(policy, moment, 1)
+        assert len(current.index_for(policy)) == sum(not entry.resumed for entry in current)
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_every_policy_selects_as_the_definition_on_a_queue_made_for_any_other(
+    in_order: bool,
+) -> None:
+    """Each policy on a queue made for each policy (its entries laid out for that
+    one, keys stored or not), as it is and once a request joins it under the
+    policy (its index rebuilt for it), at a late moment and at one amid the
+    enqueue times, with budgets: the plain definition (found by mutation
+    testing: an index built from another policy's entries, the budgets read on
+    that way, keys not stored at enqueue, a class whose in-order run has left,
+    and lanes out of time order after a removal were in no test)."""
+    policies = _policies()
+    for made_name, made_for in policies:
+        queue = _random_queue(
+            random.Random(f"{made_name}-{in_order}"), made_for, 40, in_order=in_order
+        )
+        times = sorted(entry.enqueued_at for entry in queue)
+        moments = [
+            Moment(30.0, {"engine": 5.0}),
+            Moment(times[len(times) // 2] + 2.5, {"engine": 3.0}),
+        ]
+        late = {"immediate": False, "prompt": 3, "priority": 1}
+        for name, policy in policies:
+            joined = queue.append(policy, "late", late, serial=99, now=times[0]).unwrap()
+            for moment in moments:
+                for current in (queue, joined):
+                    try:
+                        _agrees_in_turn(current, policy, moment)
+                    except AssertionError as failed:
+                        failed.add_note(f"made for {made_name}, selected by {name} at {moment}")
+                        raise
 
 
 # ------------------------------------------- found by an outside review, kept as regressions
