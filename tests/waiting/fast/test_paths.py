@@ -161,6 +161,7 @@ def _policies() -> list[tuple[str, QueuePolicy]]:
         ("priority then age", made(["priority", "-waited"])),
         ("age classes", made(["immediate ? 0 : prompt > limit && waited >= 3 ? 1 : 2"])),
         ("serial classes", made(["serial > 20 && waited >= 3 ? 1 : 2"])),
+        ("clock", made(["priority * now + prompt"])),
         ("scan", made(["prompt / (1 + waited)"])),
         ("budget", made(["budget_left(engine) >= prompt ? 0 : 1", "serial"])),
         ("enqueue", made(["now - priority"], timing="enqueue")),
@@ -305,6 +306,22 @@ def test_every_policy_selects_as_the_definition_on_a_queue_made_for_any_other(
                     except AssertionError as failed:
                         failed.add_note(f"made for {made_name}, selected by {name} at {moment}")
                         raise
+
+
+def test_an_entry_whose_first_key_is_nan_leaves_its_class() -> None:
+    # found by mutation testing: the static path files every NaN first key in one
+    # class, after all others, and an entry leaves it from there
+    policy = static_priority()
+    queue = WaitingQueue()
+    for serial, priority in enumerate([math.nan, 1.0, math.nan, 0.0]):
+        attributes = {"priority": priority}
+        queue = queue.append(policy, serial, attributes, serial=serial, now=0.0).unwrap()
+    for identity, left in ((2, [3, 1, 0]), (3, [1, 0]), (0, [1])):
+        entry = queue.entry_of(identity)
+        assert entry is not None
+        queue = queue.without(entry)
+        assert [entry.identity for entry, _ in queue.dispatched(policy, Moment(0.0))] == left
+        assert select_waiting(queue, policy, Moment(0.0)).unwrap().entry.identity == left[0]
 
 
 # ------------------------------------------- found by an outside review, kept as regressions
