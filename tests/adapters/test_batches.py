@@ -143,3 +143,4 @@ def test_an_arrival_the_kernel_refuses_is_a_runtime_error_with_its_reason() -> N
         RuntimeError, match="refused an arrival it had taken: request 'a': is already waiting"
     ):
         arrivals.joined(WaitingQueue(), fifo())
+    assert arrivals.count == 0  # nothing is left to join again

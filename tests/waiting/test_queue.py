@@ -268,7 +268,7 @@ def test_the_entry_at_a_position_is_that_of_the_queue_as_a_list(policy_name: str
         as_list = list(queue)
         assert len(as_list) == len(queue) == 39
         assert tuple(queue.first()) == tuple(as_list[0])
-        in_front = queue.selected(fifo(), Moment(0.0))  # another policy: the front
+        in_front = queue.selected(fifo(), Moment(0.0))  # a policy without keys: the front
         assert in_front is not None
         assert tuple(in_front[0]) == tuple(as_list[0])
         for position, entry in enumerate(as_list):

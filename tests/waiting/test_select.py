@@ -647,6 +647,8 @@ def test_a_pass_refuses_a_next_moment_that_is_not_a_moment_or_moves_now() -> Non
     with pytest.raises(ValueError, match=r"must keep now \(0\.0\) within one pass, not nan"):
         admit_many(queue, policy, start, bool, next_moment=lambda _entry, _moment: Moment(math.nan))
     unknown = Moment(math.nan, {"engine": 400.0})  # a NaN clock stays one: a pass goes on
+    with pytest.raises(ValueError, match=r"must keep now \(nan\) within one pass, not 0\.0"):
+        admit_many(queue, policy, unknown, bool, next_moment=lambda _entry, _moment: Moment(0.0))
     done = admit_many(queue, policy, unknown, bool, limit=2, next_moment=_spent)
     assert len(done.admitted) == 2
 
@@ -662,6 +664,7 @@ def test_a_pass_asks_next_moment_after_each_admission_on_every_path(name: str) -
         return _spent(entry, moment)
 
     done = admit_many(queue, policy, start, bool, limit=3, next_moment=spent)
+    assert len(done.admitted) == 3
     moments = [start]
     for admitted in done.admitted:
         moments.append(_spent(admitted.entry, moments[-1]))

@@ -112,13 +112,14 @@ def test_branches_below_a_quarter_full_merge_with_a_neighbour(
     monkeypatch.setattr(line_module, "LEAF", 8)
     monkeypatch.setattr(line_module, "FAN", 8)
     keys = list(range(600))
-    _emptied(EMPTY_LINE.joined_all(keys, [Item(key) for key in keys]), random.Random(11))
+    _emptied(EMPTY_LINE.joined_all(keys, [Item(key) for key in keys]), keys, random.Random(11))
 
 
-def _emptied(line: Line[Item], draw: random.Random) -> None:
-    """Every item of ``line`` leaves, in an order ``draw`` makes, ``line`` checked
-    against the list after each."""
-    model = [item.key for item in line]
+def _emptied(line: Line[Item], keys: list[int], draw: random.Random) -> None:
+    """``line``, made of ``keys``, checked against their sorted list; then every item
+    leaves, in an order ``draw`` makes, ``line`` checked after each."""
+    model = sorted(keys)
+    _agree(line, model)
     for key in draw.sample(model, len(model)):
         line = line.without(key)
         model.remove(key)
@@ -133,10 +134,11 @@ def test_a_leaf_left_empty_leaves_its_branch() -> None:
     # it is one item), so a leaf whose last item leaves is dropped from its branch,
     # with its separator; items joined in random order split leaves in the middle
     draw = random.Random(5)
+    keys = draw.sample(range(10_000), 400)
     line: Line[Item] = EMPTY_LINE
-    for key in draw.sample(range(10_000), 400):
+    for key in keys:
         line = line.joined(key, Item(key))
-    _emptied(line, draw)
+    _emptied(line, keys, draw)
 
 
 def test_rank_and_positions_are_the_lists() -> None:
