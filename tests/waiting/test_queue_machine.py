@@ -178,6 +178,13 @@ class QueueMachine(RuleBasedStateMachine):
         assert isinstance(result, Failure), f"accepted, but the model expects: {message}"
         assert message in str(result.failure())
 
+    def spec_choice(self, model: list[Expected], moment: Moment) -> tuple[int, Any] | None:
+        """The spec's selection among ``model``'s entries at ``moment``: the position
+        and the key values, or None for none."""
+        return spec_selection.select(
+            spec_entries(model), spec_policy(self.policy), moment.now, moment.budget_left
+        )
+
     # ------------------------------------------------------------------ rules
 
     @initialize(policy=queue_policies())
@@ -235,9 +242,7 @@ class QueueMachine(RuleBasedStateMachine):
             return verdict
 
         outcome = attempt_admission(self.queue, self.policy, moment, fits)
-        chosen = spec_selection.select(
-            spec_entries(self.model), spec_policy(self.policy), moment.now, moment.budget_left
-        )
+        chosen = self.spec_choice(self.model, moment)
         if chosen is None:
             assert outcome == QueueEmpty()
             assert not tested
@@ -261,10 +266,8 @@ class QueueMachine(RuleBasedStateMachine):
         """The model's positions of the first ``count`` entries that repeated
         selections at ``moment`` take, each leaving before the next (the spec's)."""
         left, taken = list(range(len(self.model))), list[int]()
-        converted = spec_policy(self.policy)
         while left and len(taken) < count:
-            entries = spec_entries([self.model[position] for position in left])
-            chosen = spec_selection.select(entries, converted, moment.now, moment.budget_left)
+            chosen = self.spec_choice([self.model[position] for position in left], moment)
             assert chosen is not None
             taken.append(left.pop(chosen[0]))
         return taken

@@ -166,25 +166,19 @@ def test_every_version_answers_by_identity_as_its_own_map(
             version = made.unwrap()
         elif operation == "without_dispatched":  # the first of the dispatch order, at once
             version = source.without_dispatched(policy, Moment(0.0), identity % 3)
-        elif operation == "twice":  # refused part-way: the version is as it was
-            entry = source.entry_of(identity)
-            if entry is None:
-                continue
-            others = [e for e in source if not same_entry(e, entry)][:1]
-            with pytest.raises(KeyError):
-                source.without_each([*others, entry, entry])
-            version = source
         else:
             entry = source.entry_of(identity)
             if entry is None:
                 continue
-            version = (
-                source.without(entry)
-                if operation == "without"
-                else source.without_each(
-                    [entry, *[e for e in source if not same_entry(e, entry)][:1]]
-                )
-            )
+            other = [e for e in source if not same_entry(e, entry)][:1]
+            if operation == "twice":  # refused part-way: the version is as it was
+                with pytest.raises(KeyError):
+                    source.without_each([*other, entry, entry])
+                version = source
+            elif operation == "without":
+                version = source.without(entry)
+            else:
+                version = source.without_each([entry, *other])
         versions.append(version)
         contents.append(_entries_by_id(version))
         for queue, content in zip(versions, contents, strict=True):
