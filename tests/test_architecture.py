@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -359,3 +360,49 @@ def test_an_import_cycle_is_found() -> None:
         ["d"],
     ]
     assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def _modules_loaded_by(statement: str) -> list[str]:
+    """The modules of ``policy`` a fresh interpreter holds after ``statement``."""
+    probe = (
+        f"{statement}\nimport sys\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] == 'policy')))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return run.stdout.split()
+
+
+def test_each_half_loads_without_the_other_and_the_face_loads_neither() -> None:
+    # no test checked that "import policy.waiting" loads no rotation module (issue 28)
+    waiting = _modules_loaded_by("import policy.waiting")
+    rotation = _modules_loaded_by("import policy.rotation")
+    face = _modules_loaded_by("import policy")
+    assert "policy.waiting.queue" in waiting
+    assert not [name for name in waiting if name.startswith("policy.rotation")]
+    assert "policy.rotation.protocol" in rotation
+    assert not [name for name in rotation if name.startswith("policy.waiting")]
+    assert not [name for name in face if name.startswith(("policy.rotation", "policy.waiting"))]
+
+
+def test_the_face_exports_both_halves_names_when_asked() -> None:
+    # found by branch coverage: no test read the face's __all__ or a name it lacks
+    import policy  # noqa: PLC0415 - the face itself, as a user imports it
+    import policy.rotation  # noqa: PLC0415
+    import policy.waiting  # noqa: PLC0415
+
+    face: Any = policy  # its names come from __getattr__, which a type checker does not run
+    names = set(face.__all__)
+    assert {"RequestId", *policy.rotation.__all__, *policy.waiting.__all__} == names
+    star: dict[str, object] = {}
+    exec("from policy import *", star)
+    assert star["WaitingQueue"] is policy.waiting.WaitingQueue
+    assert star["take_next_grantee"] is policy.rotation.take_next_grantee
+    with pytest.raises(AttributeError, match="module 'policy' has no attribute 'nothing'"):
+        face.nothing  # noqa: B018

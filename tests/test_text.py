@@ -158,6 +158,30 @@ def test_show_once_python_refuses_to_write_a_huge_integer() -> None:
     assert int(represent(HUGE), 16) == HUGE  # exact: it reads back
 
 
+class _Unwritable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def test_a_container_python_cannot_write_is_written_item_by_item() -> None:
+    assert represent([HUGE, "x"]) == f"[{hex(HUGE)}, 'x']"
+    assert represent((HUGE,)) == f"({hex(HUGE)},)"
+    assert represent({HUGE}) == f"set({{{hex(HUGE)}}})"
+    assert represent(frozenset({HUGE})) == f"frozenset({{{hex(HUGE)}}})"
+    assert represent({"k": HUGE}) == f"{{'k': {hex(HUGE)}}}"
+    assert represent([_Unwritable()]) == "[<_Unwritable>]"
+
+
+def test_a_value_too_deep_to_write_item_by_item_is_cut_to_its_type_name() -> None:
+    nested: list[object] = [HUGE]
+    for _ in range(100_000):  # deeper than writing it item by item can recurse
+        nested = [nested]
+    written = represent(nested)
+    assert written.startswith("[[[")
+    assert written.endswith("]]]")
+    assert "<list>" in written
+
+
 @pytest.mark.parametrize(
     "request_id", [HUGE, -HUGE, ODD, (HUGE, ODD)], ids=["huge", "negative", "odd", "tuple"]
 )

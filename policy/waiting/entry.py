@@ -259,8 +259,6 @@ def stored(value: Any) -> AttributeValue:
             return float(value)
         except OverflowError:
             pass
-    if isinstance(value, bool):
-        return bool(value)
     if not is_number(value):
         raise TypeError(f"an attribute must be a number or a boolean, not {shown(value)}")
     return as_float(value)

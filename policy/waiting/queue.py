@@ -846,8 +846,6 @@ def _plain_values(order: tuple[str, ...], attributes: object) -> tuple[Attribute
     """
     if type(attributes) is not dict or len(attributes) != len(order):
         return None
-    if not order:
-        return ()
     values: list[AttributeValue] = []
     for name in order:
         value: Any = attributes.get(name)
@@ -896,9 +894,7 @@ def _chosen(chosen: ChosenRow) -> Chosen:
 def _same_policy(a: QueuePolicy, b: QueuePolicy) -> bool:
     """Whether an index made for ``a`` serves ``b``: the same policy, or an equal
     one whose constants also agree in the sign of zero (``pmap`` equality takes
-    -0.0 for 0.0, and ``1 / k`` tells them apart)."""
-    if a is b:
-        return True
+    -0.0 for 0.0, and ``1 / k`` tells them apart; the caller tried ``is``)."""
     if a != b:
         return False
     return all(

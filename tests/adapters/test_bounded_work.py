@@ -50,11 +50,12 @@ def most_calls_per_call(make: Callable[[], WaitingRequestQueue[Any]], n: int) ->
 
     def call(name: str, *arguments: Any) -> Any:
         counted[0] = 0
+        previous = sys.getprofile()
         sys.setprofile(count)
         try:
             return getattr(queue, name)(*arguments)
         finally:
-            sys.setprofile(None)
+            sys.setprofile(previous)
             most[name] = max(most.get(name, 0), counted[0])
 
     for step in range(30):

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from returns.result import Failure, Success
 
+from policy.adapters import regular_files
 from policy.adapters.regular_files import FileRefused, read_regular_file, write_regular_file
 from tests.replay_helpers import printed_by
 
@@ -34,6 +37,40 @@ def test_what_the_system_refuses_is_its_reason_on_one_line(tmp_path: Path) -> No
     assert read_regular_file(tmp_path / "missing.json", 10) == missing
     assert write_regular_file(tmp_path / "no" / "file.json", b"") == missing
     assert read_regular_file("a\0b", 10) == Failure(FileRefused("embedded null byte"))
+
+
+@pytest.mark.parametrize("failing", ["fstat", "read", "write"])
+def test_a_system_error_on_an_open_file_is_its_reason_and_the_file_is_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    # found by branch coverage: no test failed a call after the open (a disk error,
+    # a file system gone); the descriptor must be closed all the same
+    path = tmp_path / "file.json"
+    path.write_bytes(b"{}")
+    opened: list[int] = []
+
+    def recording_open(*arguments: Any) -> int:
+        descriptor = os.open(*arguments)
+        opened.append(descriptor)
+        return descriptor
+
+    def closing(descriptor: int) -> None:
+        opened.remove(descriptor)
+        os.close(descriptor)
+
+    def broken(*_: object) -> object:
+        raise OSError(5, "Input/output error")
+
+    # the module's own os only: pytest itself calls os.fstat meanwhile
+    system = SimpleNamespace(**vars(os))
+    system.open, system.close, system.__dict__[failing] = recording_open, closing, broken
+    monkeypatch.setattr(regular_files, "os", system)
+    io_error = Failure(FileRefused("Input/output error"))
+    if failing != "write":
+        assert read_regular_file(path, 10) == io_error
+    if failing != "read":
+        assert write_regular_file(path, b"[]") == io_error
+    assert opened == []
 
 
 @pytest.mark.parametrize(("device", "kind"), [("/dev/zero", "a character device")])

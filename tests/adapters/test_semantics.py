@@ -14,6 +14,7 @@ import pytest
 from policy.adapters.vllm import (
     DEFAULT_ATTRIBUTES,
     MAX_CLASSES,
+    QueueStats,
     WaitingRequestQueue,
     fcfs_queue,
     install_waiting_queue,
@@ -21,7 +22,7 @@ from policy.adapters.vllm import (
     queue_from_policy,
     short_request_first_queue,
 )
-from policy.waiting import Moment, WaitingQueue, make_policy, select_waiting
+from policy.waiting import Moment, WaitingQueue, fifo, make_policy, select_waiting, vllm_priority
 from tests.adapters.stand_ins import QUEUE_MAKERS, DequeQueue, FakeClock, Req, drain, ids
 
 MAKERS = QUEUE_MAKERS
@@ -273,7 +274,32 @@ def test_a_request_the_kernel_refuses_is_a_value_error() -> None:
             TypeError,
             "attributes['request_id'] must be callable",
         ),
+        (
+            lambda: fcfs_queue(attributes="request_id"),  # type: ignore[arg-type]
+            TypeError,
+            "attributes must map names to getters, not 'request_id'",
+        ),
+        (
+            lambda: fcfs_queue(attributes={**DEFAULT_ATTRIBUTES, "prepended": id}),
+            ValueError,
+            "attributes['prepended'] is the queue's own",
+        ),
         (lambda: fcfs_queue(clock=1.0), TypeError, "clock must be callable"),  # type: ignore[arg-type]
+        (
+            lambda: WaitingRequestQueue(fifo(), prepend_resumed=1),  # type: ignore[arg-type]
+            TypeError,
+            "prepend_resumed must be True or False, not 1",
+        ),
+        (
+            lambda: WaitingRequestQueue(fifo(), run_class=True),
+            TypeError,
+            "run_class must be a number or None, not True",
+        ),
+        (
+            lambda: WaitingRequestQueue(fifo(), run_class="long"),  # type: ignore[arg-type]
+            TypeError,
+            "run_class must be a number or None, not 'long'",
+        ),
         (
             lambda: priority_queue(1),  # type: ignore[arg-type]
             TypeError,
@@ -321,6 +347,22 @@ def test_stats_name_fifo_resumed_and_first_key_values() -> None:
         ranked.add_request(Req(str(k), priority=priority))
     drain(ranked)
     assert ranked.stats().admissions == {"0": 1, "2": 2}
+
+
+def test_a_watched_class_under_a_batched_policy_is_counted_once_per_pop() -> None:
+    # found by branch coverage: a run watched under a policy whose pops are batched
+    # (priority) counts each pop as it happens, and not again when its chunk leaves
+    queue: WaitingRequestQueue[Req] = WaitingRequestQueue(
+        vllm_priority(), clock=FakeClock(), run_class=0.0
+    )
+    for k, priority in enumerate([0, 0, 1, 0]):
+        queue.add_request(Req(str(k), priority=priority, arrival_time=float(k)))
+    assert [queue.pop_request().request_id for _ in range(3)] == ["0", "1", "3"]
+    assert queue.stats() == QueueStats({"0": 3}, "0", 3, 1)  # the chunk leaves here
+    queue.add_request(Req("4", priority=1, arrival_time=4.0))
+    assert queue.stats() == QueueStats({"0": 3}, "0", 3, 2)
+    queue.pop_request()
+    assert queue.stats() == QueueStats({"0": 3, "1": 1}, "0", 0, 1)
 
 
 def test_stats_keep_at_most_max_classes() -> None:

@@ -389,6 +389,35 @@ def test_lpm_aging_puts_the_aged_first_then_the_longest_cached_prefix() -> None:
     assert rids(waiting) == ["warm", "cold", "hot"]
 
 
+def test_retracted_first_breaks_a_tie_under_priority_aging_and_leads_under_lpm_aging() -> None:
+    # SGLang's own passes here leave each list as it is, so every row reads the hook.
+    # priority-aging (age 100 tokens, at 150): ranks high -1 - 150/100 = -2.5, new and
+    # back 0 - 0 (both joined at 150); the retracted key comes after the rank, so it
+    # puts "back" before "new", which it ties, and never before "high". lpm-aging: the
+    # retracted key comes first, so "back" (0 cached, waited 0) passes "aged" (waited
+    # 150 >= 100), which passes "hot" (9 cached, waited 0).
+    def ordered(value: str, configured: SchedulePolicy, waiting: list[Req]) -> list[str]:
+        hooked(configured, value)(waiting, processed_tokens=150)
+        return rids(waiting)
+
+    for value, expected in (
+        ("priority-aging:age_tokens=100", ["high", "new", "back"]),
+        ("priority-aging:age_tokens=100,retracted_first=1", ["high", "back", "new"]),
+    ):
+        new, high = Req("new", priority=0, arrival_processed_tokens=150), Req("high", priority=-1)
+        back = Req("back", priority=0, arrival_processed_tokens=150, is_retracted=True)
+        waiting = [new, back, high]
+        assert ordered(value, SchedulePolicy("fcfs", False, True), waiting) == expected, value
+    for value, expected in (
+        ("lpm-aging:age_tokens=100", ["aged", "hot", "back"]),
+        ("lpm-aging:age_tokens=100,retracted_first=1", ["back", "aged", "hot"]),
+    ):
+        aged = Req("aged")
+        hot = Req("hot", num_matched_prefix_tokens=9, arrival_processed_tokens=150)
+        back = Req("back", arrival_processed_tokens=150, is_retracted=True)
+        assert ordered(value, SchedulePolicy("lpm"), [back, hot, aged]) == expected, value
+
+
 def test_a_matched_prefix_that_changes_is_read_again_and_keeps_its_tie() -> None:
     call = hooked(SchedulePolicy("lpm"), "lpm-aging:age_tokens=1000")
     a, b, c = Req("a"), Req("b"), Req("c")
@@ -495,6 +524,26 @@ def test_a_pass_the_kernel_refuses_keeps_sglang_s_order_and_loses_nothing(
     waiting.remove(bad)
     call(waiting)  # afresh: ordered again
     assert rids(waiting) == (["c", "a"] if low_first else ["a", "c"])
+
+
+def test_a_request_found_before_the_tail_keeps_sglang_s_order_then_all_are_read_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # only the tail after the last known request is read for new ones: "c" put at the
+    # front is found only by the count, so that pass keeps SGLang's order (its lpm
+    # stand-in leaves the list alone); the next pass reads every request anew
+    call = hooked(SchedulePolicy("lpm"), "lpm-aging:age_tokens=1000")
+    a, b = Req("a", num_matched_prefix_tokens=1), Req("b", num_matched_prefix_tokens=2)
+    waiting = [a, b]
+    call(waiting)
+    assert rids(waiting) == ["b", "a"]
+    waiting = [Req("c"), *waiting]
+    with caplog.at_level("WARNING", logger="sglang.policy_kernel"):
+        call(waiting)
+    assert rids(waiting) == ["c", "b", "a"]
+    assert "request 'c' joined the list out of its tail" in caplog.text
+    call(waiting)
+    assert rids(waiting) == ["b", "a", "c"]
 
 
 def test_two_requests_with_one_id_keep_sglang_s_order(caplog: pytest.LogCaptureFixture) -> None:

@@ -165,3 +165,10 @@ def test_next_grant_index_reads_any_sequence() -> None:
     for sequence in (entries, tuple(entries), pvector(entries)):
         assert next_grant_index(sequence).unwrap() == 1
     assert next_grant_index(()).value_or(None) is None
+
+
+def test_taking_a_grantee_refuses_what_is_not_a_backlog() -> None:
+    # found by branch coverage: the check before the skip cap's had no test
+    entries = [BacklogEntry("a", Lane.LOW, EntryKind.WAITER)]
+    with pytest.raises(TypeError, match=r"^take_next_grantee takes a GrantBacklog, not list$"):
+        take_next_grantee(entries, 1)  # type: ignore[arg-type]

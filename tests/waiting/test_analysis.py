@@ -111,6 +111,11 @@ def test_the_ascend_lanes_key_has_three_components(short_tokens: float, max_wait
         ("a ? b : -waited", None),
         ("-waited - waited", None),  # conservative: the bounds do not see -w and w agree
         ("min(-waited, waited)", None),
+        # found by branch coverage: no case chose between sides by a test that is
+        # fixed in a moment, or by one that flips with waited and ends worse
+        ("now > 1 ? -waited : waited", None),  # while now <= 1, older is worse
+        ("waited >= 5 ? 1 : 0", None),  # worse once old
+        ("waited >= 5 ? 0 : -waited", None),  # -4.9 before 5, 0 from it: worse
     ],
 )
 def test_plans_of_single_keys(

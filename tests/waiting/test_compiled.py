@@ -202,6 +202,12 @@ def test_compiled_keys_are_each_key_evaluated(keys: list[Expr], point: Point) ->
         ("(a < 1) + (a < 2)", (0.0,), 2.0),
         ("-(a < 1)", (5.0,), -0.0),
         ("-(a && 1)", (0.0,), -0.0),
+        # found by branch coverage: a truth divided by a constant, and a choice by a
+        # constant test (which side it takes)
+        ("(a > 1) / 2", (2.0,), 0.5),
+        ("(a > 1) / -2", (NAN,), -0.0),
+        ("1 ? a : 1 / 0", (True,), 1.0),
+        ("k ? 1 / 0 : -a", (0.0,), -0.0),  # k is -0.0: false
     ],
 )
 def test_the_ieee_and_boolean_corners(text: str, values: Values, expected: float) -> None:
@@ -354,6 +360,10 @@ def test_when_compile_refuses_the_source_evaluate_is_called(
         assert same_value(
             evaluate(tree, point.scope), point.call(compile_expression(tree, {}, point.order))
         )
+        keys = compile_keys([tree, tree], {}, point.order)  # its fallback too (branch coverage)
+        got = keys(point.values, point.serial, point.now, point.waited, point.budget_left)
+        assert len(got) == 2
+        assert all(same_value(evaluate(tree, point.scope), value) for value in got)
     case = Case([tree, Attr("a")], {}, ("a", "b"), rows, 4.0, {"engine": -0.0})
     assert same_selection(case.scan(), case.reference_scan())
     assert case.sort_keys() == case.reference_sort_keys()

@@ -887,3 +887,8 @@ def test_the_names_limit_is_checked_before_any_member() -> None:
     constants["bad name"] = "x"
     assert make_policy(None, constants=constants).failure().path == "let"  # type: ignore[arg-type]
     assert make_policy(None, attributes=[*_names(MAX_NAMES), 5]).failure().path == "attributes"  # type: ignore[list-item]
+
+
+def test_only_a_policy_is_written() -> None:
+    with pytest.raises(TypeError, match=r"^dump_policy writes a QueuePolicy, not dict$"):
+        dump_policy({"keys": []})  # type: ignore[arg-type]

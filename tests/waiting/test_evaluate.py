@@ -154,6 +154,12 @@ def test_min_and_max(function: str, values: list[float], expected: float) -> Non
     assert same(value(text, **{f"x{i}": v for i, v in enumerate(values)}), expected)
 
 
+def test_min_and_max_of_no_value_are_nan() -> None:
+    # the language has no empty call (min() does not parse); the function answers anyway
+    assert math.isnan(extremum("min", []))
+    assert math.isnan(extremum("max", ()))
+
+
 @pytest.mark.parametrize(
     ("numerator", "denominator"),
     [(x, y) for x in AWKWARD for y in (0.0, -0.0)],

@@ -9,6 +9,7 @@ order. A refused batch changes nothing and gives append's first refusal.
 from __future__ import annotations
 
 import random
+from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
@@ -237,7 +238,10 @@ def test_extend_refuses_a_policy_and_a_request_append_refuses() -> None:
     policy that is not a QueuePolicy, a request lacking an attribute the keys
     read; and a request given without ``carried`` carries None."""
     refused = WaitingQueue().extend("fifo", [("a", {}, 0, 0.0)])  # type: ignore[arg-type]
-    assert "the policy must be a QueuePolicy" in str(refused.failure())
+    assert str(refused.failure()) == (
+        "request 'a': the policy must be a QueuePolicy (from make_policy or load_policy),"
+        " not 'fifo'"
+    )
     policy = POLICIES["static"]
     lacking = WaitingQueue().extend(policy, [("a", {"priority": 1}, 0, 0.0)])
     expected = WaitingQueue().append(policy, "a", {"priority": 1}, serial=0, now=0.0)
@@ -272,6 +276,29 @@ def test_a_request_append_refuses_is_refused_in_a_batch(
     usual = ("u", dict.fromkeys(policy.attributes_read, 1.0), 0, 0.0)
     refused = WaitingQueue().extend(policy, [usual, (identity, attributes, serial, now)])
     assert str(refused.failure()) == str(expected.failure())
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["3", None, [1.0], True, 2**53, 2**53 + 1, -(2**60), 10**400, Fraction(1, 3)],
+    ids=["text", "None", "list", "bool", "2**53", "2**53+1", "-2**60", "10**400", "fraction"],
+)
+@pytest.mark.parametrize("name", sorted(name for name, p in POLICIES.items() if p.attributes_read))
+def test_an_attribute_value_is_refused_or_converted_in_a_batch_as_append_does(
+    name: str, value: object
+) -> None:
+    # found by mutmut: with the usual request's check of an integer's range made an
+    # "or", a text or None attribute raised TypeError from extend, and no test saw it
+    policy = POLICIES[name]
+    attributes: Any = dict.fromkeys(policy.attributes_read, value)
+    expected = WaitingQueue().append(policy, "a", attributes, serial=1, now=0.0)
+    usual = ("u", dict.fromkeys(policy.attributes_read, 1.0), 0, 0.0)
+    made = WaitingQueue().extend(policy, [usual, ("a", attributes, 1, 0.0)])
+    if isinstance(expected, Failure):
+        assert str(made.failure()) == str(expected.failure())
+    else:
+        (appended,) = _entries(expected.unwrap())
+        assert _entries(made.unwrap())[1][:-2] == appended[:-2]  # all but ticket and carried
 
 
 def _entries(queue: WaitingQueue) -> list[tuple[object, ...]]:

@@ -279,6 +279,46 @@ def test_the_entry_at_a_position_is_that_of_the_queue_as_a_list(policy_name: str
             assert [tuple(entry) for entry in left] == [tuple(entry) for entry in wanted]
 
 
+def test_a_position_is_an_int_within_the_queue() -> None:
+    # found by mutmut: no test asked for the position just past the last, nor gave an
+    # int of a subclass (which is an int: taken as one)
+    class Position(int):
+        pass
+
+    queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
+    assert queue.at(Position(0)).identity == "a"
+    for position in (1, -1):
+        with pytest.raises(IndexError, match=rf"^index {position} of a queue of 1$"):
+            queue.at(position)
+    for wrong, name in ((True, "bool"), (0.0, "float")):
+        with pytest.raises(TypeError, match=rf"^index must be an int, not {name}$"):
+            queue.at(wrong)  # type: ignore[arg-type]
+    with pytest.raises(IndexError, match=r"^index 1 of a queue of 1$"):
+        queue.without_index(1)
+
+
+def test_queues_are_equal_by_their_entries_in_queue_order_and_hash_alike() -> None:
+    # found by branch coverage and mutmut: no test compared two queues, hashed or
+    # wrote one, or asked an empty one for its truth
+    one = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
+    two = one.append(fifo(), "b", {}, serial=1, now=0.0).unwrap()
+    again = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
+    assert (one == again, hash(one) == hash(again), one != two) == (True, True, True)
+    assert two.without(two.first()) != one  # "b" alone is not "a" alone
+    assert two.remove("b").unwrap() == one
+    assert (one == list(one), one != list(one)) == (False, True)
+    emptied = two.remove("a").unwrap().remove("b").unwrap()
+    assert (bool(one), bool(WaitingQueue()), bool(emptied)) == (True, False, False)
+    assert repr(one) == f"WaitingQueue([{one.first()!r}])"
+
+
+def test_the_first_entry_of_an_empty_queue_is_an_index_error() -> None:
+    emptied = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap().remove("a")
+    for queue in (WaitingQueue(), emptied.unwrap()):
+        with pytest.raises(IndexError, match=r"^the first entry of an empty queue$"):
+            queue.first()
+
+
 def test_without_dispatched_refuses_what_is_not_a_policy_a_moment_and_a_count() -> None:
     queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
     with pytest.raises(TypeError, match="count must be an int, not float"):
@@ -291,7 +331,14 @@ def test_without_dispatched_refuses_what_is_not_a_policy_a_moment_and_a_count() 
         queue.without_dispatched("fifo", Moment(0.0), 0)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="moment must be a Moment, not NoneType"):
         queue.without_dispatched(fifo(), None, 1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="moment must be a Moment, not float"):
+        queue.without_dispatched(fifo(), 0.0, 1)  # type: ignore[arg-type]
     assert queue.without_dispatched(fifo(), Moment(0.0), 0) is queue
+
+    class Count(int):  # an int of a subclass is an int (found by mutmut)
+        pass
+
+    assert not queue.without_dispatched(fifo(), Moment(0.0), Count(1))
 
 
 @pytest.mark.parametrize("policy_name", sorted(ONE_POLICY_PER_PATH))
@@ -324,11 +371,12 @@ def _calls_of(make: Callable[[], object]) -> int:
         if event in ("call", "c_call"):
             counted[0] += 1
 
+    previous = sys.getprofile()
     sys.setprofile(count)
     try:
         make()
     finally:
-        sys.setprofile(None)
+        sys.setprofile(previous)
     return counted[0]
 
 
@@ -470,12 +518,17 @@ def _queue() -> WaitingQueue:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"policy": None}, "the policy must be a QueuePolicy"),
-        ({"identity": ["b"]}, "an identity must be hashable"),
-        ({"attributes": {5: 1}}, "an attribute name must be text, not 5"),
-        ({"attributes": {"n": "1"}}, "attribute 'n' must be a number or a boolean"),
-        ({"ever_fits": 3}, "ever_fits must be a function or None, not 3"),
-        ({"now": "0"}, "now must be a number"),
+        (
+            {"policy": None},
+            "request 'b': the policy must be a QueuePolicy (from make_policy or load_policy),"
+            " not None",
+        ),
+        ({"identity": ["b"]}, "request ['b']: an identity must be hashable and equal to itself"),
+        ({"identity": math.nan}, "request nan: an identity must be hashable and equal to itself"),
+        ({"attributes": {5: 1}}, "request 'b': an attribute name must be text, not 5"),
+        ({"attributes": {"n": "1"}}, "request 'b': attribute 'n' must be a number or a boolean"),
+        ({"ever_fits": 3}, "request 'b': ever_fits must be a function or None, not 3"),
+        ({"now": "0"}, "request 'b': now must be a number, not '0'"),
     ],
 )
 def test_the_queue_refuses_a_wrong_type_with_a_queue_error(
@@ -495,10 +548,40 @@ def test_the_queue_refuses_a_wrong_type_with_a_queue_error(
         refused = operation(policy, identity, attributes, **given)  # type: ignore[arg-type]
         assert isinstance(refused, Failure)
         assert isinstance(refused.failure(), QueueError)
-        assert message in refused.failure().message
+        # the whole message, the request named (found by mutmut: it could be lost)
+        assert str(refused.failure()) == message
+
+
+def test_an_attribute_named_by_a_subclass_of_str_is_named_by_text() -> None:
+    class Name(str):
+        __slots__ = ()
+
+    reads_prompt = make_policy(["prompt"], attributes=["prompt"]).unwrap()
+    made = WaitingQueue().append(reads_prompt, "a", {Name("prompt"): 2}, serial=0, now=0.0)
+    assert dict(made.unwrap().first().attributes) == {"prompt": 2.0}
+
+
+def test_an_entry_given_twice_or_gone_is_a_key_error_of_its_ticket() -> None:
+    # found by mutmut: no test read which entry a KeyError named
+    queue = WaitingQueue().extend(fifo(), [("a", {}, 0, 0.0), ("b", {}, 1, 0.0)]).unwrap()
+    first = queue.first()
+    gone = queue.without(first)
+    refusals: list[Callable[[], object]] = [
+        lambda: queue.without_each([first, first]),
+        lambda: gone.without(first),
+        lambda: gone.without_each([first]),
+    ]
+    for refused in refusals:
+        with pytest.raises(KeyError) as raised:
+            refused()
+        assert raised.value.args == (first.ticket,)
 
 
 def test_removing_an_unhashable_identity_says_so() -> None:
     assert _queue().remove(["a"]).failure().message == (  # type: ignore[arg-type]
         "an identity must be hashable and equal to itself"
+    )
+    # and names it (found by mutmut: the refusal could have lost it)
+    assert str(_queue().remove(math.nan).failure()) == (  # type: ignore[arg-type]
+        "request nan: an identity must be hashable and equal to itself"
     )

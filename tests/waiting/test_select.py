@@ -45,6 +45,7 @@ from policy.waiting import (
     static_priority,
 )
 from policy.waiting.evaluate import NO_BUDGETS
+from policy.waiting.reference import entry_keys, keys_at_enqueue
 from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
 
 
@@ -467,6 +468,38 @@ def test_selection_names_the_first_argument_of_the_wrong_type() -> None:
         with pytest.raises(TypeError) as raised:  # at the call, before any selection is read
             dispatch_order(*arguments)
         assert str(raised.value) == message
+
+
+def test_the_plain_definition_names_an_argument_of_the_wrong_type() -> None:
+    entry, moment = make_entry("a", {}, 0, 0.0), Moment(0.0)
+    stray: Any = ("b",)
+    wrong: list[tuple[Callable[[], object], str]] = [
+        (lambda: select_reference(7, fifo(), moment), "queue must be a WaitingQueue, not int"),  # type: ignore[arg-type]
+        (
+            lambda: select_reference([entry, stray], fifo(), moment),
+            "entry must be a WaitingEntry, not tuple",
+        ),
+        (lambda: entry_keys(fifo(), "a", moment), "entry must be a WaitingEntry, not str"),  # type: ignore[arg-type]
+        (lambda: entry_keys(fifo(), entry, 0.0), "moment must be a Moment, not float"),  # type: ignore[arg-type]
+        (lambda: keys_at_enqueue("fifo", entry), "policy must be a QueuePolicy, not str"),  # type: ignore[arg-type]
+    ]
+    for call, message in wrong:
+        with pytest.raises(TypeError) as raised:
+            call()
+        assert str(raised.value) == message
+
+
+def test_selections_are_equal_by_entry_and_keys_and_hash_alike() -> None:
+    queue = queue_of(fifo(), [(0, {}, 0.0), (1, {}, 0.0)])
+    first, second = list(queue)
+    one = Selection(first, (1.0,), queue)
+    assert one == Selection(first, (1.0,), queue.without(second))  # the queue is not compared
+    assert hash(one) == hash(Selection(first, (1.0,), queue.without(second)))
+    assert (one != Selection(first, (2.0,), queue), one != Selection(second, (1.0,), queue)) == (
+        True,
+        True,
+    )
+    assert (one == first, one != first) == (False, True)
 
 
 def test_a_moment_keeps_a_float_clock_and_its_default_budgets() -> None:

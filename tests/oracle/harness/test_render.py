@@ -181,11 +181,12 @@ def _lines_run(work: Callable[[], object]) -> int:
             counted[0] += 1
         return count
 
+    previous = sys.gettrace()  # a coverage run's tracer, put back after
     sys.settrace(count)
     try:
         work()
     finally:
-        sys.settrace(None)
+        sys.settrace(previous)
     return counted[0]
 
 

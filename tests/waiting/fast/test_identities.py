@@ -78,6 +78,9 @@ def test_entries_leave_all_or_nothing_and_the_count_follows() -> None:
     assert index.left([a, b, a]) == 2  # a given twice: the third refused
     assert index.entries.size == 5
     assert all(index.entries.get(entry.identity) == tuple(entry) for entry in (a, b, c, d, e))
+    assert index.left([a, b, tuple(c)]) == 2  # a row, not an entry (branch coverage)
+    assert index.entries.size == 5
+    assert all(index.entries.get(entry.identity) == tuple(entry) for entry in (a, b, c, d, e))
     assert index.left([b, c]) == -1
     assert index.entries.size == 3 == len(list(index.entries.values()))
     assert index.entries.get(1) is None

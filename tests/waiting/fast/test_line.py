@@ -42,7 +42,25 @@ def _width(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> i
     return width
 
 
+def _bounded(line: Line[Item]) -> None:
+    """No leaf holds more than LEAF items and no branch more than FAN children, front
+    and back included: the bound every cost in the module's docstring rests on,
+    which no public method shows (so this reads the line's own fields)."""
+    leaf, fan = line_module.LEAF, line_module.FAN
+    assert len(line._front[0]) <= leaf
+    assert len(line._back[0]) <= leaf
+    nodes = [(line._body, line._depth)] if line._body is not None else []
+    while nodes:
+        node, depth = nodes.pop()
+        if depth == 0:
+            assert len(node[0]) == len(node[1]) <= leaf
+        else:
+            assert len(node[1]) == len(node[0]) + 1 <= fan
+            nodes.extend((child, depth - 1) for child in node[1])
+
+
 def _agree(line: Line[Item], model: list[int]) -> None:
+    _bounded(line)
     assert [item.key for item in line] == model
     assert len(line) == len(model)
     assert bool(line) == bool(model)
@@ -104,7 +122,7 @@ def test_a_line_is_a_sorted_list(operations: list[tuple[str, int]]) -> None:
         _agree(old, seen)
 
 
-def test_branches_below_a_quarter_full_merge_with_a_neighbour(
+def test_branches_below_a_quarter_full_merge_with_a_neighbour_that_has_room(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # a quarter of 4 or 5 children is one, so at the fixture's small widths no branch
@@ -113,6 +131,15 @@ def test_branches_below_a_quarter_full_merge_with_a_neighbour(
     monkeypatch.setattr(line_module, "FAN", 8)
     keys = list(range(600))
     _emptied(EMPTY_LINE.joined_all(keys, [Item(key) for key in keys]), keys, random.Random(11))
+    # found by branch coverage: no test left a branch of one child beside a full
+    # one, which merged would have FAN + 1 children; 1,000 items leaving from 864
+    # upwards in order do (found by a search of shapes)
+    keys = list(range(1000))
+    line, model = EMPTY_LINE.joined_all(keys, [Item(key) for key in keys]), list(keys)
+    for key in range(864, 1000):
+        line = line.without(key)
+        model.remove(key)
+        _agree(line, model)
 
 
 def _emptied(line: Line[Item], keys: list[int], draw: random.Random) -> None:
