@@ -359,8 +359,15 @@ class WaitingQueue:
         return chain(zip(map(as_entry, self._resumed), repeat(())), fresh)
 
     def dispatched_at(self, policy: QueuePolicy, moment: Moment, position: int) -> WaitingEntry:
-        """The entry at ``position`` (0 to ``len - 1``) of :meth:`dispatched`'s order,
-        without walking the order before it where the path allows."""
+        """The entry at ``position`` of :meth:`dispatched`'s order, without walking the
+        order before it where the path allows. ``position`` is an int from 0 to
+        ``len - 1`` (a ``TypeError`` or an ``IndexError`` otherwise, on every path)."""
+        if type(position) is not int and (
+            isinstance(position, bool) or not isinstance(position, int)
+        ):
+            raise TypeError(f"position must be an int, not {type(position).__name__}")
+        if not 0 <= position < self._size:  # past the end, a path's walk would just stop
+            raise IndexError(f"position {shown(position)} of a queue of {self._size}")
         resumed = len(self._resumed)
         if not policy.keys or position < resumed:
             return self.at(position)

@@ -18,6 +18,10 @@ from policy.waiting import (
     selection_path,
     vllm_priority,
 )
+from tests.waiting.one_per_path import ONE_POLICY_PER_PATH
+
+#: Every attribute any path's policy reads.
+ATTRIBUTES = {"priority": 1, "arrival_time": 0.0, "prompt": 3, "immediate": False}
 
 
 def _queue() -> WaitingQueue:
@@ -54,6 +58,25 @@ def test_a_position_out_of_range_or_not_an_int_is_refused() -> None:
             dispatched_at(queue, policy, moment, given)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         dispatched_at(queue, "policy", moment, 0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", sorted(ONE_POLICY_PER_PATH))
+def test_the_queues_own_dispatched_at_refuses_a_position_out_of_range_on_every_path(
+    name: str,
+) -> None:
+    # found by review: past the end, the lanes and scan paths' walk leaked a bare
+    # StopIteration and the static path an IndexError of an inner position
+    policy, moment = ONE_POLICY_PER_PATH[name], Moment(0.0)
+    queue = WaitingQueue().extend(policy, [("a", ATTRIBUTES, 0, 0.0)]).unwrap()
+    for position in (1, -1, 10**20):
+        with pytest.raises(IndexError, match=rf"^position {position} of a queue of 1$"):
+            queue.dispatched_at(policy, moment, position)
+    for wrong in (True, 0.0):
+        with pytest.raises(
+            TypeError, match=rf"^position must be an int, not {type(wrong).__name__}$"
+        ):
+            queue.dispatched_at(policy, moment, wrong)  # type: ignore[arg-type]
+    assert queue.dispatched_at(policy, moment, 0).identity == "a"
 
 
 def test_a_position_of_any_size_out_of_range_is_an_index_error_that_prints() -> None:
