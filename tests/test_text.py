@@ -26,7 +26,17 @@ from policy import (
 )
 from policy.json_text import member_path, read_json
 from policy.rotation import decisions
-from policy.text import QUOTE_WIDTH, WHITESPACE, cut, name_shown, printable, quote, represent, shown
+from policy.text import (
+    QUOTE_WIDTH,
+    WHITESPACE,
+    cut,
+    name_shown,
+    printable,
+    quote,
+    represent,
+    shown,
+    trim,
+)
 from policy.waiting import (
     Attr,
     Const,
@@ -145,6 +155,11 @@ def test_lane_and_budget_trim_exactly_the_same_characters(char: str) -> None:
     trimmed = char in WHITESPACE
     assert (parse_lane(f"{char}high{char}") is Lane.HIGH) is trimmed
     assert (parse_grant_rounds(f"{char}4{char}") == 4) is trimmed
+
+
+def test_only_text_is_trimmed() -> None:
+    with pytest.raises(TypeError, match=r"^trim reads text \(str\), not int$"):
+        trim(3)  # type: ignore[arg-type]
 
 
 def test_the_grant_budget_has_no_trimming_table_of_its_own() -> None:

@@ -331,7 +331,7 @@ def test_without_dispatched_refuses_what_is_not_a_policy_a_moment_and_a_count() 
         queue.without_dispatched("fifo", Moment(0.0), 0)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="moment must be a Moment, not NoneType"):
         queue.without_dispatched(fifo(), None, 1)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="moment must be a Moment, not float"):
+    with pytest.raises(TypeError, match=r"^moment must be a Moment, not float$"):
         queue.without_dispatched(fifo(), 0.0, 1)  # type: ignore[arg-type]
     assert queue.without_dispatched(fifo(), Moment(0.0), 0) is queue
 
@@ -558,7 +558,9 @@ def test_an_attribute_named_by_a_subclass_of_str_is_named_by_text() -> None:
 
     reads_prompt = make_policy(["prompt"], attributes=["prompt"]).unwrap()
     made = WaitingQueue().append(reads_prompt, "a", {Name("prompt"): 2}, serial=0, now=0.0)
-    assert dict(made.unwrap().first().attributes) == {"prompt": 2.0}
+    attributes = made.unwrap().first().attributes
+    assert dict(attributes) == {"prompt": 2.0}
+    assert [type(name) for name in attributes] == [str]  # the policy's own name
 
 
 def test_an_entry_given_twice_or_gone_is_a_key_error_of_its_ticket() -> None:
