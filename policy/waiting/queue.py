@@ -294,13 +294,7 @@ class WaitingQueue:
     def at(self, position: int) -> WaitingEntry:
         """The entry at ``position`` of queue order (an int from 0 to ``len - 1``: a
         ``TypeError`` or an ``IndexError`` otherwise)."""
-        if type(position) is not int and (
-            isinstance(position, bool) or not isinstance(position, int)
-        ):
-            raise TypeError(f"index must be an int, not {type(position).__name__}")
-        if not 0 <= position < len(self):
-            # shown: str() of an IndexError of a 5001-digit int raises ValueError
-            raise IndexError(f"index {shown(position)} of a queue of {len(self)}")
+        _check_position(position, self._size, "index")
         resumed = len(self._resumed)
         if position < resumed:
             return as_entry(self._resumed.at(position))
@@ -361,13 +355,9 @@ class WaitingQueue:
     def dispatched_at(self, policy: QueuePolicy, moment: Moment, position: int) -> WaitingEntry:
         """The entry at ``position`` of :meth:`dispatched`'s order, without walking the
         order before it where the path allows. ``position`` is an int from 0 to
-        ``len - 1`` (a ``TypeError`` or an ``IndexError`` otherwise, on every path)."""
-        if type(position) is not int and (
-            isinstance(position, bool) or not isinstance(position, int)
-        ):
-            raise TypeError(f"position must be an int, not {type(position).__name__}")
-        if not 0 <= position < self._size:  # past the end, a path's walk would just stop
-            raise IndexError(f"position {shown(position)} of a queue of {self._size}")
+        ``len - 1`` (a ``TypeError`` or an ``IndexError`` otherwise, on every path:
+        past the end, a path's own walk would just stop)."""
+        _check_position(position, self._size, "position")
         resumed = len(self._resumed)
         if not policy.keys or position < resumed:
             return self.at(position)
@@ -839,6 +829,17 @@ class WaitingQueue:
         if row is None or not same_entry(row, entry):
             raise KeyError(entry.ticket)
         return row
+
+
+def _check_position(position: object, size: int, noun: str) -> None:
+    """A ``TypeError`` unless ``position`` is an int (a subclass of int counts, bool
+    does not), an ``IndexError`` unless it is from 0 to ``size - 1``; each names
+    it as ``noun``."""
+    if type(position) is not int and (isinstance(position, bool) or not isinstance(position, int)):
+        raise TypeError(f"{noun} must be an int, not {type(position).__name__}")
+    if not 0 <= position < size:
+        # shown: str() of an IndexError of a 5001-digit int raises ValueError
+        raise IndexError(f"{noun} {shown(position)} of a queue of {size}")
 
 
 def _plain_values(order: tuple[str, ...], attributes: object) -> tuple[AttributeValue, ...] | None:

@@ -127,11 +127,9 @@ def dispatched_at(
     [1, 2, 0]
     """
     _check(queue, policy, moment)
-    if type(position) is not int:
+    if type(position) is not int:  # exactly: the queue's own method takes subclasses too
         raise TypeError(f"position must be an int, not {type(position).__name__}")
-    if not 0 <= position < len(queue):
-        raise IndexError(f"position {shown(position)} of a queue of {len(queue)}")
-    return queue.dispatched_at(policy, moment, position)
+    return queue.dispatched_at(policy, moment, position)  # which checks the range
 
 
 @dataclass(frozen=True, slots=True)

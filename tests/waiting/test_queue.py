@@ -279,14 +279,15 @@ def test_the_entry_at_a_position_is_that_of_the_queue_as_a_list(policy_name: str
             assert [tuple(entry) for entry in left] == [tuple(entry) for entry in wanted]
 
 
+class _Int(int):
+    """An int of a subclass: an int wherever the queue takes one."""
+
+
 def test_a_position_is_an_int_within_the_queue() -> None:
     # found by mutmut: no test asked for the position just past the last, nor gave an
     # int of a subclass (which is an int: taken as one)
-    class Position(int):
-        pass
-
-    queue = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
-    assert queue.at(Position(0)).identity == "a"
+    queue = _queue()
+    assert queue.at(_Int(0)).identity == "a"
     for position in (1, -1):
         with pytest.raises(IndexError, match=rf"^index {position} of a queue of 1$"):
             queue.at(position)
@@ -300,9 +301,8 @@ def test_a_position_is_an_int_within_the_queue() -> None:
 def test_queues_are_equal_by_their_entries_in_queue_order_and_hash_alike() -> None:
     # found by branch coverage and mutmut: no test compared two queues, hashed or
     # wrote one, or asked an empty one for its truth
-    one = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
+    one, again = _queue(), _queue()
     two = one.append(fifo(), "b", {}, serial=1, now=0.0).unwrap()
-    again = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap()
     assert (one == again, hash(one) == hash(again), one != two) == (True, True, True)
     assert two.without(two.first()) != one  # "b" alone is not "a" alone
     assert two.remove("b").unwrap() == one
@@ -313,8 +313,7 @@ def test_queues_are_equal_by_their_entries_in_queue_order_and_hash_alike() -> No
 
 
 def test_the_first_entry_of_an_empty_queue_is_an_index_error() -> None:
-    emptied = WaitingQueue().append(fifo(), "a", {}, serial=0, now=0.0).unwrap().remove("a")
-    for queue in (WaitingQueue(), emptied.unwrap()):
+    for queue in (WaitingQueue(), _queue().remove("a").unwrap()):
         with pytest.raises(IndexError, match=r"^the first entry of an empty queue$"):
             queue.first()
 
@@ -335,10 +334,7 @@ def test_without_dispatched_refuses_what_is_not_a_policy_a_moment_and_a_count() 
         queue.without_dispatched(fifo(), 0.0, 1)  # type: ignore[arg-type]
     assert queue.without_dispatched(fifo(), Moment(0.0), 0) is queue
 
-    class Count(int):  # an int of a subclass is an int (found by mutmut)
-        pass
-
-    assert not queue.without_dispatched(fifo(), Moment(0.0), Count(1))
+    assert not queue.without_dispatched(fifo(), Moment(0.0), _Int(1))  # (found by mutmut)
 
 
 @pytest.mark.parametrize("policy_name", sorted(ONE_POLICY_PER_PATH))
