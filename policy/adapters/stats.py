@@ -5,8 +5,8 @@ resumed request, ``"fifo"`` under a policy without keys, otherwise the value
 of the policy's first key (named by ``class_names`` when given: the Ascend
 lanes' ``immediate``, ``aged long``, ``short``, ``long``). One class may be
 watched (``run_class``): a run of :data:`RUN_WARNING` consecutive admissions
-of it is logged once per queue (as vLLM-Ascend warns when long requests keep
-overtaking short ones).
+of it is logged once per queue, with advice when it is the Ascend lanes' aged
+long class (long requests overtaking short ones).
 
 This module logs, on the logger ``policy.adapters.vllm``; pyproject.toml's
 ``kernel-pure`` contract allows exactly its ``logging`` import.
@@ -22,7 +22,14 @@ from typing import Final
 
 from policy.waiting import WaitingEntry
 
-__all__ = ["MAX_CLASSES", "RUN_WARNING", "AdmissionCounts", "QueueStats", "class_label"]
+__all__ = [
+    "AGED_LONG",
+    "MAX_CLASSES",
+    "RUN_WARNING",
+    "AdmissionCounts",
+    "QueueStats",
+    "class_label",
+]
 
 _LOG: Final = logging.getLogger("policy.adapters.vllm")
 
@@ -33,6 +40,15 @@ MAX_CLASSES: Final = 64
 
 #: A run of this many consecutive admissions of the watched class is logged once.
 RUN_WARNING: Final = 3
+
+#: The name of the Ascend lanes' watched class: long requests that waited past the
+#: limit. Only a run of it gets advice; a run of another watched class means
+#: whatever its policy makes it mean.
+AGED_LONG: Final = "aged long"
+_AGED_LONG_ADVICE: Final = (
+    "; long requests are overtaking short ones: consider a larger short threshold or a"
+    " longer wait limit"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,13 +158,17 @@ class AdmissionCounts:
         return kind
 
     def warn(self) -> None:
-        """Log the run of consecutive admissions of the watched class."""
+        """Log the run of consecutive admissions of the watched class: what it says of
+        the other classes, and, for the Ascend lanes' aged long requests, what to
+        change."""
         assert self._watched is not None
+        label = class_label(self._watched, self._names)
         _LOG.warning(
-            "%d consecutive admissions of class %s: long requests are overtaking"
-            " short ones; consider a larger short threshold or a longer wait limit",
+            "%d consecutive admissions of class %s, the watched class: requests of the"
+            " other classes wait meanwhile%s",
             RUN_WARNING,
-            class_label(self._watched, self._names),
+            label,
+            _AGED_LONG_ADVICE if label == AGED_LONG else "",
         )
 
     def stats(self, waiting: int) -> QueueStats:

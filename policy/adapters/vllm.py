@@ -56,7 +56,7 @@ from typing import Any, Final, Generic, TypeVar
 from returns.result import Failure, Result
 
 from policy.adapters.batches import ANY_MOMENT, CHUNK, Admissions, Arrivals
-from policy.adapters.stats import MAX_CLASSES, AdmissionCounts, QueueStats
+from policy.adapters.stats import AGED_LONG, MAX_CLASSES, AdmissionCounts, QueueStats
 from policy.text import cut, represent
 from policy.waiting import (
     Moment,
@@ -141,7 +141,7 @@ DEFAULT_ATTRIBUTES: Final[Mapping[str, Getter]] = MappingProxyType(
 #: The names :meth:`WaitingRequestQueue.stats` gives the Ascend lanes' classes
 #: (the values of ``ascend_fcfs_lanes``'s key).
 ASCEND_CLASS_NAMES: Final[Mapping[float, str]] = MappingProxyType(
-    {0.0: "immediate", 1.0: "aged long", 2.0: "short", 3.0: "long"}
+    {0.0: "immediate", 1.0: AGED_LONG, 2.0: "short", 3.0: "long"}
 )
 
 #: The attribute the queue itself gives every request, when the policy's keys read

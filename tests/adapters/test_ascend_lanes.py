@@ -157,7 +157,11 @@ def test_stats_count_the_lanes_and_the_aged_long_run(caplog: pytest.LogCaptureFi
     )
     warnings = [record for record in caplog.records if record.levelno == logging.WARNING]
     assert len(warnings) == 1  # once, at the third consecutive aged-long admission
-    assert "3 consecutive admissions of class aged long" in warnings[0].getMessage()
+    assert warnings[0].getMessage() == (
+        "3 consecutive admissions of class aged long, the watched class: requests of the"
+        " other classes wait meanwhile; long requests are overtaking short ones: consider a"
+        " larger short threshold or a longer wait limit"
+    )
 
 
 def test_the_run_counts_consecutive_aged_long_admissions() -> None:

@@ -4,6 +4,7 @@ iteration, membership, attributes, construction and installing the queue."""
 from __future__ import annotations
 
 import collections
+import logging
 import math
 from collections.abc import Callable, Iterable
 from types import SimpleNamespace
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from policy.adapters.stats import RUN_WARNING
 from policy.adapters.vllm import (
     DEFAULT_ATTRIBUTES,
     MAX_CLASSES,
@@ -363,6 +365,24 @@ def test_a_watched_class_under_a_batched_policy_is_counted_once_per_pop() -> Non
     assert queue.stats() == QueueStats({"0": 3}, "0", 3, 2)
     queue.pop_request()
     assert queue.stats() == QueueStats({"0": 3, "1": 1}, "0", 0, 1)
+
+
+def test_the_run_warning_advises_only_on_the_ascend_lanes_aged_long_class(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a watched class of another policy is not "long requests overtaking short ones"
+    queue: WaitingRequestQueue[Req] = WaitingRequestQueue(
+        vllm_priority(), clock=FakeClock(), run_class=0.0
+    )
+    for k in range(RUN_WARNING):
+        queue.add_request(Req(str(k), priority=0, arrival_time=float(k)))
+    with caplog.at_level(logging.WARNING, logger="policy.adapters.vllm"):
+        drain(queue)
+    (record,) = caplog.records
+    assert record.getMessage() == (
+        "3 consecutive admissions of class 0, the watched class: requests of the other"
+        " classes wait meanwhile"
+    )
 
 
 def test_stats_keep_at_most_max_classes() -> None:
