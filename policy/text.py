@@ -212,10 +212,13 @@ def _shown(value: object, room: int) -> str:
     if isinstance(value, str):
         return quote(value)
     if isinstance(value, list | tuple):
+        # a tuple in parentheses: a caller of the Python API sees what it passed
+        opening, closing = ("(", ")") if isinstance(value, tuple) else ("[", "]")
         if room == 0:
-            return "[...]"
+            return f"{opening}...{closing}"
         items = [_shown(item, room - 1) for item in value[:4]]
-        return "[" + ", ".join(items + (["..."] if len(value) > 4 else [])) + "]"
+        lone = "," if isinstance(value, tuple) and len(value) == 1 else ""
+        return opening + ", ".join(items + (["..."] if len(value) > 4 else [])) + lone + closing
     if isinstance(value, dict):
         if room == 0:
             return "{...}"
@@ -230,6 +233,8 @@ def shown(value: object) -> str:
 
     >>> shown("128"), shown(True), shown(10**5000), shown([1, [2, [3, [4]]]])
     ("'128'", 'True', 'a 5001-digit integer', '[1, [2, [3, [...]]]]')
+    >>> shown((1,)), shown((1, (2, (3, (4,))))), shown(tuple(range(9)))
+    ('(1,)', '(1, (2, (3, (...))))', '(0, 1, 2, 3, ...)')
     >>> shown("x" * 100)[-22:]
     "x'... (100 characters)"
     """

@@ -238,3 +238,13 @@ def test_policy_errors_escape_names() -> None:
         assert one_printable_line(str(error))
     assert name_shown("a\nb") == "a\\nb"
     assert printable(ODD) == "a\\nb\\x1b[2J\\ud800"
+
+
+def test_a_tuple_is_shown_as_a_tuple() -> None:
+    # a caller of the Python API who passed a tuple must not read that it passed a list
+    assert shown(()) == "()"
+    assert shown((1,)) == "(1,)"
+    assert shown((1, [2, (3,)])) == "(1, [2, (3,)])"
+    assert shown(((((1,),),),)) == "((((...),),),)"
+    assert shown(tuple(range(5))) == "(0, 1, 2, 3, ...)"
+    assert shown([1, (2,)]) == "[1, (2,)]"

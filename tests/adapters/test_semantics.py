@@ -282,6 +282,11 @@ def test_a_request_the_kernel_refuses_is_a_value_error() -> None:
             "attributes must map names to getters, not 'request_id'",
         ),
         (
+            lambda: fcfs_queue(attributes=("request_id",)),  # type: ignore[arg-type]
+            TypeError,
+            "attributes must map names to getters, not ('request_id',)",  # a tuple, as given
+        ),
+        (
             lambda: fcfs_queue(attributes={**DEFAULT_ATTRIBUTES, "prepended": id}),
             ValueError,
             "attributes['prepended'] is the queue's own",
