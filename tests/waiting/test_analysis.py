@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracle.checks.lanes import check_lane_plans, run_lane_check
+from oracle.checks.lanes import LaneCounterexample, check_lane_plans, run_lane_check
 from oracle.strategies import (
     ATTRIBUTES,
     AWKWARD,
@@ -381,3 +381,34 @@ def test_the_check_catches_a_broken_rule(
     found = check_lane_plans(max_size=size, limit=3)
     assert key in {c.key for c in found}, [str(c) for c in found][:5]
     assert {c.contract for c in found} == {"never worse with age"}
+
+
+_REAL_CHOSEN = analysis._chosen
+
+
+def _fixed_choice_never_worse(
+    test: analysis._Shape, then: analysis._Shape, otherwise: analysis._Shape
+) -> analysis._Shape:
+    """Wrong (forgets that the sides may move apart): a choice by a test fixed in each
+    moment, between sides the analysis cannot order, claimed never worse with age."""
+    shape = _REAL_CHOSEN(test, then, otherwise)
+    if shape is analysis._ANY and not test.known and analysis._truth_direction(test) == "const":
+        low, high = min(then.low, otherwise.low), max(then.high, otherwise.high)
+        return analysis._Shape("down", low, high, then.nan or otherwise.nan)
+    return shape
+
+
+def test_the_check_catches_a_fixed_choice_between_sides_moving_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # found by branch coverage: the smallest key this rule gets wrong has 5 nodes, one
+    # more than verify's default bound (verify --deep finds all 32 such keys); this
+    # sample of the 5-node trees holds one, and the real analysis passes it
+    def sample() -> list[LaneCounterexample]:
+        return check_lane_plans(min_size=5, max_size=5, shard=(18, 97))
+
+    assert sample() == []
+    monkeypatch.setattr(analysis, "_chosen", _fixed_choice_never_worse)
+    assert [(c.key, c.contract) for c in sample()] == [
+        ("budget_left(s) ? 0 : !waited", "never worse with age")
+    ]
