@@ -4,7 +4,7 @@
 ``enqueue``. ``Visibility``: whether a declared attribute is ``visible`` to the
 keys or ``hidden``. ``Path``: how selection is computed for a policy, proven exact
 from its keys (``fifo``, ``static``, ``lanes``, ``scan``; see
-:mod:`policy.waiting.plan`).
+:mod:`policy.waiting.fast.plan`).
 
 ``TIMINGS`` and ``VISIBILITIES`` list the values a policy document may name.
 """
