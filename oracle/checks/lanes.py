@@ -80,6 +80,7 @@ __all__ = [
     "check_lane_plans",
     "run_lane_check",
     "trees",
+    "trees_in",
 ]
 
 Analysis = Callable[[Sequence[Expr], Mapping[str, float]], LanePlan | None]
@@ -178,6 +179,23 @@ def trees(size: int) -> tuple[Expr, ...]:
         found = tuple(_trees_of(size))
         _MEMO[size] = found
     return found
+
+
+def trees_in(min_size: int, max_size: int, shard: tuple[int, int] = (0, 1)) -> Iterator[Expr]:
+    """Every tree of ``min_size``..``max_size`` nodes in the enumeration's order; with
+    ``shard=(k, n)`` only those whose position in it is ``k`` modulo ``n``.
+
+    >>> len(list(trees_in(1, 2))), len(list(trees_in(2, 3, shard=(1, 10))))
+    (55, 192)
+    """
+    part, parts = shard
+    position = -1
+    for size in range(min_size, max_size + 1):
+        # the largest size is built lazily: 708,488 trees of 5 nodes need not be kept
+        for tree in trees(size) if size < max_size else _trees_of(size):
+            position += 1
+            if position % parts == part:
+                yield tree
 
 
 def _trees_of(size: int) -> Iterator[Expr]:
@@ -350,25 +368,18 @@ def run_lane_check(
     enumeration is ``k`` modulo ``n`` (to spread a run, or to sample a large size);
     ``limit`` stops after that many counterexamples."""
     given = {"k": 1.0} if constants is None else dict(constants)
-    part, parts = shard
     run = LaneCheck()
-    position = -1
-    for size in range(min_size, max_size + 1):
-        # the largest size is built lazily: 708,488 trees of 5 nodes need not be kept
-        for tree in trees(size) if size < max_size else _trees_of(size):
-            position += 1
-            if position % parts != part:
-                continue
-            run.trees += 1
-            plan = analyse([tree], given)
-            if plan is None:
-                continue
-            run.accepted += 1
-            broken = _check_tree(tree, plan, given, run)
-            if broken is not None:
-                run.counterexamples.append(broken)
-                if limit is not None and len(run.counterexamples) >= limit:
-                    return run
+    for tree in trees_in(min_size, max_size, shard):
+        run.trees += 1
+        plan = analyse([tree], given)
+        if plan is None:
+            continue
+        run.accepted += 1
+        broken = _check_tree(tree, plan, given, run)
+        if broken is not None:
+            run.counterexamples.append(broken)
+            if limit is not None and len(run.counterexamples) >= limit:
+                return run
     return run
 
 

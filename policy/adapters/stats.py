@@ -5,8 +5,8 @@ resumed request, ``"fifo"`` under a policy without keys, otherwise the value
 of the policy's first key (named by ``class_names`` when given: the Ascend
 lanes' ``immediate``, ``aged long``, ``short``, ``long``). One class may be
 watched (``run_class``): a run of :data:`RUN_WARNING` consecutive admissions
-of it is logged once per queue, with advice when it is the Ascend lanes' aged
-long class (long requests overtaking short ones).
+of it is logged once per queue, with the queue's advice if it has one (the
+Ascend lanes': long requests are overtaking short ones).
 
 This module logs, on the logger ``policy.adapters.vllm``; pyproject.toml's
 ``kernel-pure`` contract allows exactly its ``logging`` import.
@@ -23,7 +23,6 @@ from typing import Final
 from policy.waiting import WaitingEntry
 
 __all__ = [
-    "AGED_LONG",
     "MAX_CLASSES",
     "RUN_WARNING",
     "AdmissionCounts",
@@ -40,15 +39,6 @@ MAX_CLASSES: Final = 64
 
 #: A run of this many consecutive admissions of the watched class is logged once.
 RUN_WARNING: Final = 3
-
-#: The name of the Ascend lanes' watched class: long requests that waited past the
-#: limit. Only a run of it gets advice; a run of another watched class means
-#: whatever its policy makes it mean.
-AGED_LONG: Final = "aged long"
-_AGED_LONG_ADVICE: Final = (
-    "; long requests are overtaking short ones: consider a larger short threshold or a"
-    " longer wait limit"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +90,14 @@ class AdmissionCounts:
     (False, False, QueueStats(admissions={'zero': 1, 'fifo': 1}, run_class=None, run=0, waiting=2))
     """
 
-    __slots__ = ("_admissions", "_names", "_run", "_warned", "_watched")
+    __slots__ = ("_admissions", "_advice", "_names", "_run", "_warned", "_watched")
 
-    def __init__(self, class_names: Mapping[float, str], run_class: float | None) -> None:
+    def __init__(
+        self, class_names: Mapping[float, str], run_class: float | None, run_advice: str = ""
+    ) -> None:
         self._names = class_names
         self._watched = run_class
+        self._advice = run_advice
         self._admissions: dict[object, int] = {}
         self._run = 0
         self._warned = False
@@ -159,16 +152,14 @@ class AdmissionCounts:
 
     def warn(self) -> None:
         """Log the run of consecutive admissions of the watched class: what it says of
-        the other classes, and, for the Ascend lanes' aged long requests, what to
-        change."""
+        the other classes, then the queue's advice, if it has one."""
         assert self._watched is not None
-        label = class_label(self._watched, self._names)
         _LOG.warning(
             "%d consecutive admissions of class %s, the watched class: requests of the"
             " other classes wait meanwhile%s",
             RUN_WARNING,
-            label,
-            _AGED_LONG_ADVICE if label == AGED_LONG else "",
+            class_label(self._watched, self._names),
+            f"; {self._advice}" if self._advice else "",
         )
 
     def stats(self, waiting: int) -> QueueStats:

@@ -56,7 +56,7 @@ from typing import Any, Final, Generic, TypeVar
 from returns.result import Failure, Result
 
 from policy.adapters.batches import ANY_MOMENT, CHUNK, Admissions, Arrivals
-from policy.adapters.stats import AGED_LONG, MAX_CLASSES, AdmissionCounts, QueueStats
+from policy.adapters.stats import MAX_CLASSES, AdmissionCounts, QueueStats
 from policy.text import cut, represent
 from policy.waiting import (
     Moment,
@@ -78,6 +78,7 @@ from policy.waiting.numbers import shown
 
 __all__ = [
     "ASCEND_CLASS_NAMES",
+    "ASCEND_RUN_ADVICE",
     "DEFAULT_ATTRIBUTES",
     "EXACT_INTEGER",
     "FACTORY_QUEUES",
@@ -141,7 +142,14 @@ DEFAULT_ATTRIBUTES: Final[Mapping[str, Getter]] = MappingProxyType(
 #: The names :meth:`WaitingRequestQueue.stats` gives the Ascend lanes' classes
 #: (the values of ``ascend_fcfs_lanes``'s key).
 ASCEND_CLASS_NAMES: Final[Mapping[float, str]] = MappingProxyType(
-    {0.0: "immediate", 1.0: AGED_LONG, 2.0: "short", 3.0: "long"}
+    {0.0: "immediate", 1.0: "aged long", 2.0: "short", 3.0: "long"}
+)
+
+#: What the run warning of :func:`short_request_first_queue` advises when aged long
+#: requests keep being admitted.
+ASCEND_RUN_ADVICE: Final = (
+    "long requests are overtaking short ones: consider a larger short threshold or a"
+    " longer wait limit"
 )
 
 #: The attribute the queue itself gives every request, when the policy's keys read
@@ -212,7 +220,8 @@ class WaitingRequestQueue(Generic[R]):
     ``clock`` gives the admission clock's ``now`` (seconds). ``prepend_resumed``
     (default) queues a prepended request resumed, ahead of every key; otherwise
     it is added by its keys like a new one. ``class_names`` and ``run_class``
-    name the first key's values in :meth:`stats`.
+    name the first key's values in :meth:`stats`; a run of the watched class
+    (``run_class``) is logged once, with ``run_advice`` if given.
 
     >>> from types import SimpleNamespace as Req
     >>> queue = fcfs_queue(clock=lambda: 0.0)
@@ -254,6 +263,7 @@ class WaitingRequestQueue(Generic[R]):
         prepend_resumed: bool = True,
         class_names: Mapping[float, str] | None = None,
         run_class: float | None = None,
+        run_advice: str = "",
     ) -> None:
         if not isinstance(policy, QueuePolicy):
             raise TypeError(f"policy must be a QueuePolicy, not {type(policy).__name__}")
@@ -288,6 +298,8 @@ class WaitingRequestQueue(Generic[R]):
             isinstance(run_class, bool) or not isinstance(run_class, float | int)
         ):
             raise TypeError(f"run_class must be a number or None, not {shown(run_class)}")
+        if type(run_advice) is not str:
+            raise TypeError(f"run_advice must be text, not {shown(run_advice)}")
         self._policy = policy
         # the fifo and static paths' selection reads no moment: pops are batched
         self._timeless = selection_path(policy) in ("fifo", "static")
@@ -303,6 +315,7 @@ class WaitingRequestQueue(Generic[R]):
         self._counts = AdmissionCounts(
             MappingProxyType(dict(class_names or {})),
             None if run_class is None else float(run_class),
+            run_advice,
         )
         # batched admissions with no run to watch are counted when their chunk is
         # removed, all at once (no warning can be due at a pop)
@@ -582,8 +595,8 @@ class WaitingRequestQueue(Generic[R]):
         """The request at ``index`` of the iteration order now, as a deque answers
         ``queue[index]``: negative from the end, an ``IndexError`` out of range,
         a ``TypeError`` for anything but an integer (slices included, as a
-        deque refuses them). O(log n) on the ``fifo`` and ``static`` paths
-        (:func:`~policy.waiting.dispatched_at`)."""
+        deque refuses them). Found without walking the order where the path
+        allows (:func:`~policy.waiting.dispatched_at`, which gives the costs)."""
         if type(index) is not int:
             try:
                 index = operator.index(index)
@@ -650,6 +663,7 @@ def queue_from_policy(
     prepend_resumed: bool = True,
     class_names: Mapping[float, str] | None = None,
     run_class: float | None = None,
+    run_advice: str = "",
 ) -> WaitingRequestQueue[Any]:
     """A drop-in queue ordered by ``policy``: a :class:`~policy.waiting.QueuePolicy`,
     or a policy document (its JSON text, or the value a JSON reader made of it;
@@ -674,6 +688,7 @@ def queue_from_policy(
         prepend_resumed=prepend_resumed,
         class_names=class_names,
         run_class=run_class,
+        run_advice=run_advice,
     )
 
 
@@ -781,6 +796,7 @@ def short_request_first_queue(
         clock=clock,
         class_names=ASCEND_CLASS_NAMES,
         run_class=1.0,
+        run_advice=ASCEND_RUN_ADVICE,
     )
 
 

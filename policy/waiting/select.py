@@ -111,8 +111,9 @@ def dispatched_at(
 ) -> WaitingEntry:
     """The entry at ``position`` of :func:`dispatch_order` ``(queue, policy,
     moment)``, without walking the order before it where the path allows:
-    O(log n) under ``fifo`` and ``static`` keys and in the resumed prefix; the
-    walk of the order under ``lanes`` and ``scan``.
+    O(log n) under ``fifo`` keys and in the resumed prefix; O(classes + log n)
+    under ``static`` keys (O(classes + log² n) while a class holds arrivals that
+    came out of key order); the walk of the order under ``lanes`` and ``scan``.
 
     ``position`` must be an int from 0 to ``len(queue) - 1`` (a ``TypeError``,
     an ``IndexError``).

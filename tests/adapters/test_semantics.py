@@ -303,6 +303,11 @@ def test_a_request_the_kernel_refuses_is_a_value_error() -> None:
             "run_class must be a number or None, not True",
         ),
         (
+            lambda: WaitingRequestQueue(fifo(), run_advice=None),  # type: ignore[arg-type]
+            TypeError,
+            "run_advice must be text, not None",
+        ),
+        (
             lambda: WaitingRequestQueue(fifo(), run_class="long"),  # type: ignore[arg-type]
             TypeError,
             "run_class must be a number or None, not 'long'",
@@ -372,12 +377,13 @@ def test_a_watched_class_under_a_batched_policy_is_counted_once_per_pop() -> Non
     assert queue.stats() == QueueStats({"0": 3, "1": 1}, "0", 0, 1)
 
 
-def test_the_run_warning_advises_only_on_the_ascend_lanes_aged_long_class(
-    caplog: pytest.LogCaptureFixture,
+@pytest.mark.parametrize("advice", ["", "give class 1 a share"])
+def test_the_run_warning_gives_the_queues_own_advice(
+    caplog: pytest.LogCaptureFixture, advice: str
 ) -> None:
     # a watched class of another policy is not "long requests overtaking short ones"
     queue: WaitingRequestQueue[Req] = WaitingRequestQueue(
-        vllm_priority(), clock=FakeClock(), run_class=0.0
+        vllm_priority(), clock=FakeClock(), run_class=0.0, run_advice=advice
     )
     for k in range(RUN_WARNING):
         queue.add_request(Req(str(k), priority=0, arrival_time=float(k)))
@@ -386,7 +392,7 @@ def test_the_run_warning_advises_only_on_the_ascend_lanes_aged_long_class(
     (record,) = caplog.records
     assert record.getMessage() == (
         "3 consecutive admissions of class 0, the watched class: requests of the other"
-        " classes wait meanwhile"
+        " classes wait meanwhile" + (f"; {advice}" if advice else "")
     )
 
 
