@@ -213,11 +213,12 @@ def _shown(value: object, room: int) -> str:
         return quote(value)
     if isinstance(value, list | tuple):
         # a tuple in parentheses: a caller of the Python API sees what it passed
-        opening, closing = ("(", ")") if isinstance(value, tuple) else ("[", "]")
+        is_tuple = isinstance(value, tuple)
+        opening, closing = ("(", ")") if is_tuple else ("[", "]")
         if room == 0:
             return f"{opening}...{closing}"
         items = [_shown(item, room - 1) for item in value[:4]]
-        lone = "," if isinstance(value, tuple) and len(value) == 1 else ""
+        lone = "," if is_tuple and len(value) == 1 else ""
         return opening + ", ".join(items + (["..."] if len(value) > 4 else [])) + lone + closing
     if isinstance(value, dict):
         if room == 0:

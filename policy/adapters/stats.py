@@ -22,13 +22,7 @@ from typing import Final
 
 from policy.waiting import WaitingEntry
 
-__all__ = [
-    "MAX_CLASSES",
-    "RUN_WARNING",
-    "AdmissionCounts",
-    "QueueStats",
-    "class_label",
-]
+__all__ = ["MAX_CLASSES", "RUN_WARNING", "AdmissionCounts", "QueueStats", "class_label"]
 
 _LOG: Final = logging.getLogger("policy.adapters.vllm")
 
